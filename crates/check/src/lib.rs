@@ -1,0 +1,1 @@
+//! Sspur name resolution and type checking: AST to typed IR.

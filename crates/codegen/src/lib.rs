@@ -1,0 +1,1 @@
+//! Sspur native backend: IR with drops to Cranelift.

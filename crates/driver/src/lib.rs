@@ -1,0 +1,1 @@
+//! Sspur salsa database: queries from source text to IR.

@@ -1,0 +1,1 @@
+//! Sspur reference interpreter over the typed IR.

@@ -1,0 +1,1 @@
+//! Sspur static ownership analysis: summaries, drops, explanations.

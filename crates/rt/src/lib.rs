@@ -1,0 +1,1 @@
+//! Sspur runtime: allocator, collector, helpers.
