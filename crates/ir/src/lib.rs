@@ -661,6 +661,9 @@ pub struct Program {
     pub items: Arc<ItemTree>,
     pub bodies: Vec<Arc<Body>>,
     pub source_maps: Vec<Arc<BodySourceMap>>,
+    /// Span of each function's name in its definition (indexed like
+    /// `items.fns`); where a `stack overflow` trap points.
+    pub fn_spans: Vec<Span>,
     /// Byte offsets of the start of each line, to turn spans into line:col.
     pub line_starts: Arc<Vec<u32>>,
 }
@@ -671,6 +674,9 @@ impl Program {
     }
     pub fn source_map(&self, f: FnId) -> &BodySourceMap {
         &self.source_maps[f.into_raw().into_u32() as usize]
+    }
+    pub fn fn_span(&self, f: FnId) -> Span {
+        self.fn_spans.get(f.into_raw().into_u32() as usize).copied().unwrap_or_default()
     }
     pub fn main(&self) -> Option<FnId> {
         self.items.fn_by_name("main")
