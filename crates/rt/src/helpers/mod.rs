@@ -1,0 +1,1 @@
+//! Value-level helpers for compiled code: strings, lists, maps, display.
