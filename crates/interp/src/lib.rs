@@ -1,1 +1,191 @@
-//! Sspur reference interpreter over the typed IR.
+//! Sspur's reference interpreter: a tree-walking evaluator over the typed
+//! IR, including the ownership pass's drop forms.
+//!
+//! It models memory the way the native runtime lays it out (see
+//! [`value`]): every heap list buffer and string block is a block with an
+//! allocation site, so it can check drops (`check_drops`: a use or second
+//! drop of a freed block, or a drop of a shared block or a view, is an
+//! error naming both sites) and measure what a perfect analysis could free
+//! (`oracle`). The program runs on its own thread with a very large stack,
+//! so deep recursion works and ends in the trap `stack overflow` instead of
+//! a crash.
+
+mod eval;
+mod methods;
+mod show;
+mod value;
+
+use std::fmt;
+use std::io::Write;
+
+use eval::{Ctrl, Interp, Msg};
+
+/// How to run a program.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The path the program was run with; traps print it.
+    pub path: String,
+    /// Program arguments (what `args()` returns).
+    pub args: Vec<String>,
+    /// Stdin contents; `None` reads the real stdin when the program asks.
+    pub stdin: Option<String>,
+    /// Turn wrong drops into errors (exit code 3).
+    pub check_drops: bool,
+    /// Count blocks that were never shared (see [`OracleReport`]).
+    pub oracle: bool,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// 0, 101 for a trap, 3 for a drop-check violation or internal error.
+    pub exit_code: i32,
+    /// Blocks freed by drop forms (the native runtime's "freed at last use").
+    pub drops_freed: u64,
+    pub oracle: Option<OracleReport>,
+}
+
+/// What the oracle measured: heap blocks allocated, blocks to which no
+/// second reference was ever made, and blocks freed by the program's drops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OracleReport {
+    pub allocated: u64,
+    pub never_shared: u64,
+    pub freed_by_drops: u64,
+}
+
+impl fmt::Display for OracleReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "oracle: {} blocks allocated, {} never shared, {} freed by drops",
+            self.allocated, self.never_shared, self.freed_by_drops
+        )?;
+        if self.never_shared > 0 {
+            let pct = 100.0 * self.freed_by_drops as f64 / self.never_shared as f64;
+            write!(f, " ({pct:.1}% of never shared)")
+        } else {
+            write!(f, " (nothing to free)")
+        }
+    }
+}
+
+/// Exit code of a drop-check violation or an internal error.
+pub const EXIT_DROP_CHECK: i32 = 3;
+/// Exit code of a trap.
+pub const EXIT_TRAP: i32 = 101;
+
+/// Virtual stack reserved for the interpreter thread. Only the pages a
+/// program actually recurses through are touched.
+const STACK_SIZE: usize = 8 << 30;
+
+/// Runs `main` of `program`, writing the program's output to `stdout` and
+/// `stderr`.
+pub fn run(
+    program: &ir::Program,
+    opts: &Options,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Outcome {
+    let (tx, rx) = std::sync::mpsc::channel::<Msg>();
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("sspur-interp".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, move || run_on_this_thread(program, opts, tx));
+        let worker = match worker {
+            Ok(w) => w,
+            Err(err) => {
+                let _ = writeln!(stderr, "error: cannot start the interpreter thread: {err}");
+                return failed();
+            }
+        };
+        for msg in rx {
+            let _ = match msg {
+                Msg::Out(b) => stdout.write_all(&b),
+                Msg::Err(b) => {
+                    let _ = stdout.flush();
+                    stderr.write_all(&b)
+                }
+            };
+        }
+        let _ = stdout.flush();
+        let _ = stderr.flush();
+        match worker.join() {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let _ = writeln!(stderr, "internal error: the interpreter panicked");
+                failed()
+            }
+        }
+    })
+}
+
+fn failed() -> Outcome {
+    Outcome {
+        exit_code: EXIT_DROP_CHECK,
+        drops_freed: 0,
+        oracle: None,
+    }
+}
+
+fn run_on_this_thread(
+    program: &ir::Program,
+    opts: &Options,
+    tx: std::sync::mpsc::Sender<Msg>,
+) -> Outcome {
+    let mut it = Interp {
+        prog: program,
+        path: &opts.path,
+        args: &opts.args,
+        stdin: opts.stdin.as_deref(),
+        stdin_taken: false,
+        check: opts.check_drops,
+        out: Vec::new(),
+        tx,
+        depth: 0,
+        stack_base: eval::stack_pointer(),
+        stack_size: STACK_SIZE,
+        allocated: 0,
+        shared: 0,
+        drops_freed: 0,
+    };
+    let exit_code = match program.main() {
+        None => {
+            it.write_err("error: the program has no `main` function\n".into());
+            EXIT_DROP_CHECK
+        }
+        Some(main) => match it.call_fn(main, Vec::new()) {
+            Ok(_) => 0,
+            Err(c) => match *c {
+                Ctrl::Trap(msg, offset) => {
+                    it.flush_out();
+                    let text = format!("trap: {msg} at {}\n", it.pos(offset));
+                    it.write_err(text);
+                    EXIT_TRAP
+                }
+                Ctrl::Fatal(msg) => {
+                    it.flush_out();
+                    it.write_err(format!("{msg}\n"));
+                    EXIT_DROP_CHECK
+                }
+                Ctrl::Return(_) => 0,
+                Ctrl::Break | Ctrl::Continue => {
+                    it.flush_out();
+                    it.write_err("internal error: break or continue outside a loop\n".into());
+                    EXIT_DROP_CHECK
+                }
+            },
+        },
+    };
+    it.flush_out();
+    Outcome {
+        exit_code,
+        drops_freed: it.drops_freed,
+        oracle: opts.oracle.then(|| OracleReport {
+            allocated: it.allocated,
+            never_shared: it.allocated - it.shared,
+            freed_by_drops: it.drops_freed,
+        }),
+    }
+}

@@ -1,0 +1,1245 @@
+//! The tree-walking evaluator: expressions, statements, patterns, calls and
+//! the ownership pass's drop forms.
+//!
+//! Frames keep their locals on the heap and every non-trivial case of
+//! [`Interp::eval`] lives in its own function, so each Sspur call costs a
+//! few small Rust frames and a million-deep recursion fits the interpreter
+//! thread's stack.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ir::{
+    BinOp, Body, BodySourceMap, Builtin, Callee, Ctor, ExprId, ExprKind, FnId, InterpPart, Lit,
+    LocalId, LocalKind, Method, OldValue, PatId, PatKind, Program, StmtId, StmtKind, Ty, UnOp,
+};
+
+use crate::show::{show, show_inner};
+use crate::value::{
+    BuilderObj, Closure, Key, ListBuf, ListVal, MapObj, Meta, RecVal, Site, StrBlock, StrVal,
+    SumVal, Value,
+};
+
+/// Why evaluation stopped early.
+pub(crate) enum Ctrl {
+    Break,
+    Continue,
+    Return(Value),
+    /// A Sspur trap: message and the byte offset it points at.
+    Trap(String, u32),
+    /// A drop-check violation or an interpreter invariant broken by the IR.
+    Fatal(String),
+}
+
+pub(crate) type R<T> = Result<T, Box<Ctrl>>;
+
+/// Output of the interpreter thread.
+pub(crate) enum Msg {
+    Out(Vec<u8>),
+    Err(Vec<u8>),
+}
+
+pub(crate) struct Frame<'p> {
+    pub(crate) f: FnId,
+    pub(crate) body: &'p Body,
+    pub(crate) smap: &'p BodySourceMap,
+    pub(crate) locals: Vec<Value>,
+}
+
+impl<'p> Frame<'p> {
+    fn new(prog: &'p Program, f: FnId) -> Frame<'p> {
+        let body = prog.body(f);
+        Frame {
+            f,
+            body,
+            smap: prog.source_map(f),
+            locals: vec![Value::Unit; body.locals.len()],
+        }
+    }
+    fn set(&mut self, l: LocalId, v: Value) {
+        self.locals[l.into_raw().into_u32() as usize] = v;
+    }
+    fn get(&self, l: LocalId) -> &Value {
+        &self.locals[l.into_raw().into_u32() as usize]
+    }
+}
+
+/// Calls deeper than this trap with `stack overflow` whatever the stack left.
+pub(crate) const MAX_DEPTH: usize = 2_500_000;
+/// Stack kept free below the budget for the work between two calls.
+const STACK_MARGIN: usize = 1 << 20;
+
+pub(crate) struct Interp<'p> {
+    pub(crate) prog: &'p Program,
+    pub(crate) path: &'p str,
+    pub(crate) args: &'p [String],
+    pub(crate) stdin: Option<&'p str>,
+    pub(crate) stdin_taken: bool,
+    pub(crate) check: bool,
+    pub(crate) out: Vec<u8>,
+    pub(crate) tx: std::sync::mpsc::Sender<Msg>,
+    pub(crate) depth: usize,
+    pub(crate) stack_base: usize,
+    pub(crate) stack_size: usize,
+    pub(crate) allocated: u64,
+    pub(crate) shared: u64,
+    pub(crate) drops_freed: u64,
+}
+
+/// The address of a local: how deep the native stack is right now.
+#[inline(never)]
+pub(crate) fn stack_pointer() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+fn idx(l: LocalId) -> usize {
+    l.into_raw().into_u32() as usize
+}
+
+impl<'p> Interp<'p> {
+    // ------------------------------------------------------------ helpers
+
+    pub(crate) fn trap<T>(&self, fr: &Frame, e: ExprId, msg: String) -> R<T> {
+        Err(Box::new(Ctrl::Trap(msg, fr.smap.expr(e).start)))
+    }
+
+    pub(crate) fn pos(&self, offset: u32) -> String {
+        let (l, c) = self.prog.line_col(offset);
+        format!("{}:{}:{}", self.path, l, c)
+    }
+
+    pub(crate) fn site(&self, fr: &Frame, e: ExprId) -> Site {
+        Site {
+            offset: fr.smap.expr(e).start,
+        }
+    }
+
+    fn heap_meta(&mut self, site: Site) -> Meta {
+        self.allocated += 1;
+        Meta {
+            heap: true,
+            site,
+            shared: std::cell::Cell::new(false),
+            dropped: std::cell::Cell::new(None),
+        }
+    }
+
+    /// A fresh string: a new block unless empty.
+    pub(crate) fn new_str(&mut self, text: String, site: Site) -> StrVal {
+        if text.is_empty() {
+            return StrVal::unowned("");
+        }
+        let meta = self.heap_meta(site);
+        StrVal {
+            len: text.len(),
+            blk: Rc::new(StrBlock {
+                text: text.into_boxed_str(),
+                meta,
+            }),
+            start: 0,
+        }
+    }
+
+    /// A view of `s` (bytes `a..b`): shares its block, or none if empty.
+    pub(crate) fn view(&mut self, s: &StrVal, a: usize, b: usize) -> StrVal {
+        if a == b {
+            return StrVal::unowned("");
+        }
+        self.share_meta(&s.blk.meta);
+        StrVal {
+            blk: s.blk.clone(),
+            start: s.start + a,
+            len: b - a,
+        }
+    }
+
+    /// A fresh list with capacity equal to its length.
+    pub(crate) fn new_list(&mut self, items: Vec<Value>, site: Site) -> ListVal {
+        let cap = items.len();
+        self.new_list_cap(items, cap, site)
+    }
+
+    pub(crate) fn new_list_cap(&mut self, items: Vec<Value>, cap: usize, site: Site) -> ListVal {
+        if items.is_empty() {
+            return ListVal::empty();
+        }
+        let len = items.len();
+        let meta = self.heap_meta(site);
+        ListVal {
+            buf: Some(Rc::new(ListBuf {
+                items: RefCell::new(items),
+                cap,
+                meta,
+            })),
+            start: 0,
+            len,
+        }
+    }
+
+    pub(crate) fn share_meta(&mut self, m: &Meta) {
+        if m.heap && !m.shared.get() {
+            m.shared.set(true);
+            self.shared += 1;
+        }
+    }
+
+    /// A second reference to `v`'s block is being made.
+    pub(crate) fn share(&mut self, v: &Value) {
+        if let Some(m) = v.meta() {
+            self.share_meta(m);
+        }
+    }
+
+    fn kind_name(v: &Value) -> &'static str {
+        match v {
+            Value::List(_) => "list buffer",
+            _ => "string block",
+        }
+    }
+
+    /// With drops checked: a use of a block that a drop form freed.
+    fn check_live(&self, v: &Value) -> R<()> {
+        if let Some(m) = v.meta() {
+            if let Some(d) = m.dropped.get() {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: use of a {} allocated at {} after its drop at {}",
+                    Self::kind_name(v),
+                    self.pos(m.site.offset),
+                    self.pos(d.offset)
+                ))));
+            }
+        }
+        Ok(())
+    }
+
+    /// Frees the block `v` refers to (a drop form at `at`); with `deep`, a
+    /// list's heap strings too. Counts what it frees.
+    pub(crate) fn free(&mut self, v: &Value, deep: bool, at: Site) -> R<()> {
+        let whole = match v {
+            Value::Str(s) => s.is_whole(),
+            Value::List(l) => l.is_whole(),
+            _ => true,
+        };
+        let Some(m) = v.meta() else { return Ok(()) };
+        if self.check {
+            let what = Self::kind_name(v);
+            let alloc = self.pos(m.site.offset);
+            let here = self.pos(at.offset);
+            if let Some(d) = m.dropped.get() {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: second drop at {here} of a {what} allocated at {alloc}, already dropped at {}",
+                    self.pos(d.offset)
+                ))));
+            }
+            if !whole {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: drop at {here} of a view into a {what} allocated at {alloc}"
+                ))));
+            }
+            if m.shared.get() {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: drop at {here} of a shared {what} allocated at {alloc}"
+                ))));
+            }
+        }
+        m.dropped.set(Some(at));
+        self.drops_freed += 1;
+        if deep {
+            if let Value::List(l) = v {
+                for x in l.items() {
+                    if matches!(x, Value::Str(_)) {
+                        self.free(&x, false, at)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn flush_out(&mut self) {
+        if !self.out.is_empty() {
+            let _ = self.tx.send(Msg::Out(std::mem::take(&mut self.out)));
+        }
+    }
+
+    pub(crate) fn write_err(&mut self, text: String) {
+        let _ = self.tx.send(Msg::Err(text.into_bytes()));
+    }
+
+    // ------------------------------------------------------------ calls
+
+    fn enter(&mut self, offset: u32) -> R<()> {
+        let used = self.stack_base.saturating_sub(stack_pointer());
+        if self.depth >= MAX_DEPTH || used + STACK_MARGIN > self.stack_size {
+            return Err(Box::new(Ctrl::Trap("stack overflow".into(), offset)));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Calls top-level function `f`.
+    #[inline(never)]
+    pub(crate) fn call_fn(&mut self, f: FnId, args: Vec<Value>) -> R<Value> {
+        self.enter(self.prog.fn_span(f).start)?;
+        let mut fr = Frame::new(self.prog, f);
+        for (p, a) in fr.body.params.iter().zip(args) {
+            fr.locals[idx(*p)] = a;
+        }
+        let r = match fr.body.root {
+            Some(root) => self.eval_fn_body(&mut fr, root),
+            None => Err(Box::new(Ctrl::Fatal(format!(
+                "internal error: function `{}` has no body",
+                self.prog.items.fns[f].name
+            )))),
+        };
+        self.depth -= 1;
+        r
+    }
+
+    fn eval_fn_body(&mut self, fr: &mut Frame<'p>, root: ExprId) -> R<Value> {
+        match self.eval(fr, root) {
+            Ok(v) => {
+                if escapes_on_return(fr.body, root) {
+                    self.share(&v);
+                }
+                Ok(v)
+            }
+            Err(c) => match *c {
+                Ctrl::Return(v) => Ok(v),
+                Ctrl::Break | Ctrl::Continue => Err(Box::new(Ctrl::Fatal(
+                    "internal error: break or continue outside a loop".into(),
+                ))),
+                other => Err(Box::new(other)),
+            },
+        }
+    }
+
+    /// Calls a function value (a top-level function or a closure).
+    #[inline(never)]
+    pub(crate) fn call_value(&mut self, f: &Value, args: Vec<Value>) -> R<Value> {
+        match f {
+            Value::Func(id) => self.call_fn(*id, args),
+            Value::Closure(c) => {
+                let c = c.clone();
+                let mut fr = Frame::new(self.prog, c.fn_id);
+                let ExprKind::Lambda { params, body, .. } = &fr.body[c.lambda].kind else {
+                    return Err(Box::new(Ctrl::Fatal(
+                        "internal error: closure without a lambda".into(),
+                    )));
+                };
+                let (params, body) = (params, *body);
+                self.enter(fr.smap.expr(c.lambda).start)?;
+                for (l, v) in c.captures.iter() {
+                    fr.set(*l, v.clone());
+                }
+                for (p, a) in params.iter().zip(args) {
+                    fr.set(*p, a);
+                }
+                let r = self.eval_fn_body(&mut fr, body);
+                self.depth -= 1;
+                r
+            }
+            _ => Err(Box::new(Ctrl::Fatal(
+                "internal error: call of a value that is not a function".into(),
+            ))),
+        }
+    }
+
+    // ------------------------------------------------------------ expressions
+
+    pub(crate) fn eval(&mut self, fr: &mut Frame<'p>, e: ExprId) -> R<Value> {
+        let body = fr.body;
+        match &body[e].kind {
+            ExprKind::Lit(l) => Ok(lit_value(l)),
+            ExprKind::Local(l) => {
+                let v = fr.get(*l).clone();
+                if self.check {
+                    self.check_live(&v)?;
+                }
+                Ok(v)
+            }
+            ExprKind::Func(f) => Ok(Value::Func(*f)),
+            ExprKind::Call { callee, args } => self.eval_call(fr, e, callee, args),
+            ExprKind::Method {
+                method,
+                receiver,
+                args,
+            } => crate::methods::eval_method(self, fr, e, *method, *receiver, args),
+            ExprKind::Binary { op, lhs, rhs } => self.eval_binary(fr, e, *op, *lhs, *rhs),
+            ExprKind::If { cond, then, else_ } => {
+                let c = self.eval(fr, *cond)?;
+                if c.as_bool() {
+                    self.eval(fr, *then)
+                } else if let Some(x) = else_ {
+                    self.eval(fr, *x)
+                } else {
+                    Ok(Value::Unit)
+                }
+            }
+            ExprKind::Block { stmts, tail } => self.eval_block(fr, stmts, *tail),
+            _ => self.eval_other(fr, e),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_block(
+        &mut self,
+        fr: &mut Frame<'p>,
+        stmts: &[StmtId],
+        tail: Option<ExprId>,
+    ) -> R<Value> {
+        for s in stmts {
+            self.exec(fr, *s)?;
+        }
+        match tail {
+            Some(t) => self.eval(fr, t),
+            None => Ok(Value::Unit),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_other(&mut self, fr: &mut Frame<'p>, e: ExprId) -> R<Value> {
+        let body = fr.body;
+        match &body[e].kind {
+            ExprKind::Missing => Err(Box::new(Ctrl::Fatal(
+                "internal error: evaluating an expression that failed to check".into(),
+            ))),
+            ExprKind::Interp(parts) => {
+                let mut text = String::new();
+                for p in parts {
+                    match p {
+                        InterpPart::Text(t) => text.push_str(t),
+                        InterpPart::Expr(x) => {
+                            let v = self.eval(fr, *x)?;
+                            show(&self.prog.items, &v, &mut text);
+                        }
+                    }
+                }
+                let site = self.site(fr, e);
+                Ok(Value::Str(self.new_str(text, site)))
+            }
+            ExprKind::Unary { op, operand } => {
+                let v = self.eval(fr, *operand)?;
+                Ok(match (op, v) {
+                    (UnOp::Neg, Value::Int(i)) => Value::Int(i.wrapping_neg()),
+                    (UnOp::Neg, Value::F64(f)) => Value::F64(-f),
+                    (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
+                    _ => return Err(type_error("unary operator")),
+                })
+            }
+            ExprKind::Index { base, index } => self.eval_index(fr, e, *base, *index),
+            ExprKind::Field { base, index } => {
+                let v = self.eval(fr, *base)?;
+                let i = *index as usize;
+                match &v {
+                    Value::Record(r) => r.fields.get(i).cloned(),
+                    Value::Tuple(t) => t.get(i).cloned(),
+                    _ => None,
+                }
+                .ok_or_else(|| type_error("field access"))
+            }
+            ExprKind::Record { ty, fields } => {
+                let n = match &self.prog.items.types[*ty].kind {
+                    ir::TypeDefKind::Record { fields } => fields.len(),
+                    ir::TypeDefKind::Sum { .. } => 0,
+                };
+                let mut vals = vec![Value::Unit; n.max(fields.len())];
+                for (i, x) in fields {
+                    let v = self.eval_stored(fr, *x)?;
+                    if let Some(slot) = vals.get_mut(*i as usize) {
+                        *slot = v;
+                    }
+                }
+                Ok(Value::Record(Rc::new(RecVal {
+                    ty: *ty,
+                    fields: vals.into(),
+                })))
+            }
+            ExprKind::Tuple(xs) => {
+                let vals = self.eval_all_stored(fr, xs)?;
+                Ok(Value::Tuple(vals.into()))
+            }
+            ExprKind::Ctor { ctor, args } => {
+                let mut vals = self.eval_all_stored(fr, args)?;
+                Ok(match ctor {
+                    Ctor::Some => Value::Some(Rc::new(vals.pop().unwrap_or(Value::Unit))),
+                    Ctor::None => Value::None,
+                    Ctor::User(ty, variant) => Value::Sum(Rc::new(SumVal {
+                        ty: *ty,
+                        variant: *variant,
+                        fields: vals.into(),
+                    })),
+                })
+            }
+            ExprKind::List(xs) => {
+                let vals = self.eval_all_stored(fr, xs)?;
+                let site = self.site(fr, e);
+                Ok(Value::List(self.new_list(vals, site)))
+            }
+            ExprKind::Range { lo, hi } => {
+                let lo = self.eval(fr, *lo)?.as_int();
+                let hi = self.eval(fr, *hi)?.as_int();
+                let n = (hi as i128 - lo as i128).max(0);
+                if n > (1 << 32) {
+                    return self.trap(fr, e, "out of memory".into());
+                }
+                let vals: Vec<Value> = (lo..hi).map(Value::Int).collect();
+                let site = self.site(fr, e);
+                Ok(Value::List(self.new_list(vals, site)))
+            }
+            ExprKind::Lambda { captures, .. } => {
+                let mut caps = Vec::with_capacity(captures.len());
+                for l in captures {
+                    let v = fr.get(*l).clone();
+                    if self.check {
+                        self.check_live(&v)?;
+                    }
+                    self.share(&v);
+                    caps.push((*l, v));
+                }
+                Ok(Value::Closure(Rc::new(Closure {
+                    fn_id: fr.f,
+                    lambda: e,
+                    captures: caps.into(),
+                })))
+            }
+            ExprKind::Match { scrutinee, arms } => {
+                let v = self.eval(fr, *scrutinee)?;
+                let share = is_place(body, *scrutinee);
+                for arm in arms {
+                    if self.match_pat(fr, arm.pat, &v, share) {
+                        return self.eval(fr, arm.body);
+                    }
+                }
+                Err(Box::new(Ctrl::Fatal(
+                    "internal error: no match arm matched".into(),
+                )))
+            }
+            ExprKind::Return(x) => {
+                let v = match x {
+                    Some(x) => {
+                        let v = self.eval(fr, *x)?;
+                        if escapes_on_return(body, *x) {
+                            self.share(&v);
+                        }
+                        v
+                    }
+                    None => Value::Unit,
+                };
+                Err(Box::new(Ctrl::Return(v)))
+            }
+            ExprKind::Break => Err(Box::new(Ctrl::Break)),
+            ExprKind::Continue => Err(Box::new(Ctrl::Continue)),
+            ExprKind::PutOwnedKey { map, key, value } => {
+                let m = self.eval(fr, *map)?;
+                let k = self.eval(fr, *key)?;
+                let v = self.eval_stored(fr, *value)?;
+                let Value::Map(mm) = &m else {
+                    return Err(type_error("put on a non-map"));
+                };
+                let key_of = Key::of(&k).ok_or_else(|| type_error("map key"))?;
+                let present = mm.borrow_mut().put(key_of, k.clone(), v);
+                if present {
+                    let site = self.site(fr, e);
+                    self.free(&k, false, site)?;
+                }
+                Ok(m)
+            }
+            ExprKind::BuilderNew { sep } => Ok(Value::Builder(Rc::new(RefCell::new(BuilderObj {
+                text: String::new(),
+                sep: sep.as_str().into(),
+                pieces: 0,
+            })))),
+            ExprKind::BuilderPush { builder, value } => {
+                let v = self.eval(fr, *value)?;
+                let Value::Builder(b) = fr.get(*builder).clone() else {
+                    return Err(type_error("builder_push on a non-builder"));
+                };
+                {
+                    let mut b = b.borrow_mut();
+                    let b = &mut *b;
+                    if b.pieces > 0 {
+                        b.text.push_str(&b.sep);
+                    }
+                    b.pieces += 1;
+                    if let Value::Str(s) = &v {
+                        b.text.push_str(s.as_str());
+                    }
+                }
+                Ok(Value::Builder(b))
+            }
+            ExprKind::BuilderFinish { builder } => {
+                let Value::Builder(b) = fr.get(*builder).clone() else {
+                    return Err(type_error("builder_finish on a non-builder"));
+                };
+                let text = b.borrow().text.clone();
+                let site = self.site(fr, e);
+                Ok(Value::Str(self.new_str(text, site)))
+            }
+            // Handled in `eval`.
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Func(_)
+            | ExprKind::Call { .. }
+            | ExprKind::Method { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::If { .. }
+            | ExprKind::Block { .. } => self.eval(fr, e),
+        }
+    }
+
+    /// Evaluates a value about to be stored into a container: one read
+    /// from a place makes a second reference.
+    pub(crate) fn eval_stored(&mut self, fr: &mut Frame<'p>, x: ExprId) -> R<Value> {
+        let v = self.eval(fr, x)?;
+        if is_place(fr.body, x) {
+            self.share(&v);
+        }
+        Ok(v)
+    }
+
+    fn eval_all_stored(&mut self, fr: &mut Frame<'p>, xs: &[ExprId]) -> R<Vec<Value>> {
+        let mut vals = Vec::with_capacity(xs.len());
+        for x in xs {
+            vals.push(self.eval_stored(fr, *x)?);
+        }
+        Ok(vals)
+    }
+
+    pub(crate) fn eval_args(&mut self, fr: &mut Frame<'p>, xs: &[ExprId]) -> R<Vec<Value>> {
+        let mut vals = Vec::with_capacity(xs.len());
+        for x in xs {
+            vals.push(self.eval(fr, *x)?);
+        }
+        Ok(vals)
+    }
+
+    #[inline(never)]
+    fn eval_call(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        callee: &Callee,
+        args: &[ExprId],
+    ) -> R<Value> {
+        match callee {
+            Callee::Fn(f) => {
+                let vals = self.eval_args(fr, args)?;
+                self.call_fn(*f, vals)
+            }
+            Callee::Value(c) => {
+                let f = self.eval(fr, *c)?;
+                let vals = self.eval_args(fr, args)?;
+                self.call_value(&f, vals)
+            }
+            Callee::Builtin(b) => {
+                let vals = self.eval_args(fr, args)?;
+                self.eval_builtin(fr, e, *b, vals)
+            }
+        }
+    }
+
+    fn eval_builtin(
+        &mut self,
+        fr: &Frame<'p>,
+        e: ExprId,
+        b: Builtin,
+        vals: Vec<Value>,
+    ) -> R<Value> {
+        let arg = vals.into_iter().next().unwrap_or(Value::Unit);
+        match b {
+            Builtin::Print => {
+                let mut s = String::new();
+                show(&self.prog.items, &arg, &mut s);
+                s.push('\n');
+                self.out.extend_from_slice(s.as_bytes());
+                if self.out.len() >= 1 << 16 {
+                    self.flush_out();
+                }
+                Ok(Value::Unit)
+            }
+            Builtin::Log => {
+                let mut s = String::new();
+                show(&self.prog.items, &arg, &mut s);
+                s.push('\n');
+                self.write_err(s);
+                Ok(Value::Unit)
+            }
+            Builtin::EmptyMap => Ok(Value::Map(Rc::new(RefCell::new(MapObj::default())))),
+            Builtin::Trap => {
+                let msg = match &arg {
+                    Value::Str(s) => s.as_str().to_string(),
+                    _ => String::new(),
+                };
+                self.trap(fr, e, msg)
+            }
+            Builtin::Args => {
+                let vals: Vec<Value> = self
+                    .args
+                    .iter()
+                    .map(|a| Value::Str(StrVal::unowned(a)))
+                    .collect();
+                let site = self.site(fr, e);
+                Ok(Value::List(self.new_list(vals, site)))
+            }
+            Builtin::ReadFile => {
+                let path = match &arg {
+                    Value::Str(s) => s.as_str().to_string(),
+                    _ => String::new(),
+                };
+                let bytes = match std::fs::read(&path) {
+                    Ok(b) => b,
+                    Err(err) => {
+                        return self.trap(
+                            fr,
+                            e,
+                            format!("cannot read file {path:?}: {}", io_reason(&err)),
+                        )
+                    }
+                };
+                match String::from_utf8(bytes) {
+                    Ok(text) => {
+                        let site = self.site(fr, e);
+                        Ok(Value::Str(self.new_str(text, site)))
+                    }
+                    Err(_) => self.trap(fr, e, format!("not valid UTF-8: {path}")),
+                }
+            }
+            Builtin::ReadStdin => {
+                let bytes = if self.stdin_taken {
+                    Vec::new()
+                } else {
+                    self.stdin_taken = true;
+                    match self.stdin {
+                        Some(s) => s.as_bytes().to_vec(),
+                        None => {
+                            let mut buf = Vec::new();
+                            use std::io::Read;
+                            if let Err(err) = std::io::stdin().lock().read_to_end(&mut buf) {
+                                return self.trap(
+                                    fr,
+                                    e,
+                                    format!("cannot read file \"stdin\": {}", io_reason(&err)),
+                                );
+                            }
+                            buf
+                        }
+                    }
+                };
+                match String::from_utf8(bytes) {
+                    Ok(text) => {
+                        let site = self.site(fr, e);
+                        Ok(Value::Str(self.new_str(text, site)))
+                    }
+                    Err(_) => self.trap(fr, e, "not valid UTF-8: stdin".into()),
+                }
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn eval_binary(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        op: BinOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    ) -> R<Value> {
+        match op {
+            BinOp::And => {
+                let l = self.eval(fr, lhs)?;
+                if !l.as_bool() {
+                    return Ok(Value::Bool(false));
+                }
+                return self.eval(fr, rhs);
+            }
+            BinOp::Or => {
+                let l = self.eval(fr, lhs)?;
+                if l.as_bool() {
+                    return Ok(Value::Bool(true));
+                }
+                return self.eval(fr, rhs);
+            }
+            _ => {}
+        }
+        let l = self.eval(fr, lhs)?;
+        let r = self.eval(fr, rhs)?;
+        let v = match (&l, &r) {
+            (Value::Int(a), Value::Int(b)) => {
+                let (a, b) = (*a, *b);
+                match op {
+                    BinOp::Add => Value::Int(a.wrapping_add(b)),
+                    BinOp::Sub => Value::Int(a.wrapping_sub(b)),
+                    BinOp::Mul => Value::Int(a.wrapping_mul(b)),
+                    BinOp::Div | BinOp::Rem if b == 0 => {
+                        return self.trap(fr, e, "division by zero".into())
+                    }
+                    BinOp::Div => Value::Int(a.wrapping_div(b)),
+                    BinOp::Rem => Value::Int(a.wrapping_rem(b)),
+                    _ => Value::Bool(compare(op, a.cmp(&b))),
+                }
+            }
+            (Value::F64(a), Value::F64(b)) => {
+                let (a, b) = (*a, *b);
+                match op {
+                    BinOp::Add => Value::F64(a + b),
+                    BinOp::Sub => Value::F64(a - b),
+                    BinOp::Mul => Value::F64(a * b),
+                    BinOp::Div => Value::F64(a / b),
+                    BinOp::Rem => Value::F64(a % b),
+                    BinOp::Eq => Value::Bool(a == b),
+                    BinOp::Ne => Value::Bool(a != b),
+                    BinOp::Lt => Value::Bool(a < b),
+                    BinOp::Le => Value::Bool(a <= b),
+                    BinOp::Gt => Value::Bool(a > b),
+                    BinOp::Ge => Value::Bool(a >= b),
+                    BinOp::And | BinOp::Or => return Err(type_error("binary operator")),
+                }
+            }
+            (Value::Str(a), Value::Str(b)) => match op {
+                BinOp::Add => {
+                    let mut t = String::with_capacity(a.len + b.len);
+                    t.push_str(a.as_str());
+                    t.push_str(b.as_str());
+                    let site = self.site(fr, e);
+                    Value::Str(self.new_str(t, site))
+                }
+                _ => Value::Bool(compare(
+                    op,
+                    a.as_str().as_bytes().cmp(b.as_str().as_bytes()),
+                )),
+            },
+            _ => match op {
+                BinOp::Eq => Value::Bool(values_eq(&l, &r)),
+                BinOp::Ne => Value::Bool(!values_eq(&l, &r)),
+                _ => Value::Bool(compare(op, cmp_values(&l, &r))),
+            },
+        };
+        Ok(v)
+    }
+
+    #[inline(never)]
+    fn eval_index(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        base: ExprId,
+        index: ExprId,
+    ) -> R<Value> {
+        let b = self.eval(fr, base)?;
+        let i = self.eval(fr, index)?;
+        match &b {
+            Value::List(l) => {
+                let n = i.as_int();
+                match usize::try_from(n).ok().and_then(|k| l.get(k)) {
+                    Some(v) => Ok(v),
+                    None => self.trap(
+                        fr,
+                        e,
+                        format!(
+                            "index out of bounds: the len is {} but the index is {n}",
+                            l.len
+                        ),
+                    ),
+                }
+            }
+            Value::Map(m) => {
+                let key = Key::of(&i).ok_or_else(|| type_error("map key"))?;
+                let found = m.borrow().get(&key).map(|(_, v)| v.clone());
+                match found {
+                    Some(v) => Ok(v),
+                    None => {
+                        let mut k = String::new();
+                        show_inner(&self.prog.items, &i, &mut k);
+                        self.trap(fr, e, format!("key not found: {k}"))
+                    }
+                }
+            }
+            _ => Err(type_error("indexing")),
+        }
+    }
+
+    // ------------------------------------------------------------ statements
+
+    #[inline(never)]
+    fn exec(&mut self, fr: &mut Frame<'p>, s: StmtId) -> R<()> {
+        let body = fr.body;
+        match &body[s].kind {
+            StmtKind::Expr(e) => {
+                self.eval(fr, *e)?;
+            }
+            StmtKind::Let { pat, init } => {
+                let v = self.eval(fr, *init)?;
+                let share = is_place(body, *init);
+                if !self.match_pat(fr, *pat, &v, share) {
+                    return Err(Box::new(Ctrl::Fatal(
+                        "internal error: a let pattern did not match".into(),
+                    )));
+                }
+            }
+            StmtKind::Var { local, init } => {
+                let v = self.eval(fr, *init)?;
+                if is_place(body, *init) {
+                    self.share(&v);
+                }
+                fr.set(*local, v);
+            }
+            StmtKind::Assign { local, value, old } => {
+                self.exec_assign(fr, s, *local, *value, *old)?
+            }
+            StmtKind::For { pat, iter, body: b } => self.exec_for(fr, *pat, *iter, *b)?,
+            StmtKind::While { cond, body: b } => loop {
+                if !self.eval(fr, *cond)?.as_bool() {
+                    break;
+                }
+                match self.eval(fr, *b) {
+                    Ok(_) => {}
+                    Err(c) => match *c {
+                        Ctrl::Break => break,
+                        Ctrl::Continue => continue,
+                        other => return Err(Box::new(other)),
+                    },
+                }
+            },
+            StmtKind::Drop(d) => {
+                let v = fr.get(d.local).clone();
+                let at = Site {
+                    offset: fr.smap.stmt(s).start,
+                };
+                self.free(&v, d.deep, at)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn exec_assign(
+        &mut self,
+        fr: &mut Frame<'p>,
+        s: StmtId,
+        local: LocalId,
+        value: ExprId,
+        old: OldValue,
+    ) -> R<()> {
+        let body = fr.body;
+        // `x := x.push(..)` / `x := x.concat(..)`: the old x is replaced, so
+        // growing its buffer in place makes no second reference.
+        let consume = match &body[value].kind {
+            ExprKind::Method {
+                method: m @ (Method::ListPush | Method::ListConcat),
+                receiver,
+                args,
+            } if matches!(body[*receiver].kind, ExprKind::Local(l) if l == local) => {
+                Some((*m, *receiver, args))
+            }
+            _ => None,
+        };
+        let new = match consume {
+            Some((m, receiver, args)) => {
+                crate::methods::eval_grow(self, fr, value, m, receiver, args, true)?
+            }
+            None => {
+                let v = self.eval(fr, value)?;
+                if is_place(body, value) {
+                    self.share(&v);
+                }
+                v
+            }
+        };
+        let old_v = std::mem::replace(&mut fr.locals[idx(local)], new);
+        let at = Site {
+            offset: fr.smap.stmt(s).start,
+        };
+        match old {
+            OldValue::Keep => {}
+            OldValue::Free { deep } => self.free(&old_v, deep, at)?,
+            OldValue::FreeIfMoved => {
+                let moved = match (&old_v, fr.get(local)) {
+                    (Value::List(a), Value::List(b)) => match (&a.buf, &b.buf) {
+                        (Some(x), Some(y)) => !Rc::ptr_eq(x, y),
+                        (Some(_), None) => true,
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if moved {
+                    self.free(&old_v, false, at)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn exec_for(&mut self, fr: &mut Frame<'p>, pat: PatId, iter: ExprId, b: ExprId) -> R<()> {
+        let body = fr.body;
+        if let ExprKind::Range { lo, hi } = body[iter].kind {
+            let lo = self.eval(fr, lo)?.as_int();
+            let hi = self.eval(fr, hi)?.as_int();
+            let mut i = lo;
+            while i < hi {
+                self.match_pat(fr, pat, &Value::Int(i), false);
+                match self.eval(fr, b) {
+                    Ok(_) => {}
+                    Err(c) => match *c {
+                        Ctrl::Break => break,
+                        Ctrl::Continue => {}
+                        other => return Err(Box::new(other)),
+                    },
+                }
+                i += 1;
+            }
+            return Ok(());
+        }
+        let v = self.eval(fr, iter)?;
+        let items: Vec<Value> = match &v {
+            Value::List(l) => l.items(),
+            Value::Map(m) => m
+                .borrow()
+                .iter()
+                .map(|(k, x)| Value::Tuple(Rc::from(vec![k.clone(), x.clone()])))
+                .collect(),
+            _ => return Err(type_error("for over a non-list")),
+        };
+        drop(v);
+        for x in items {
+            self.match_pat(fr, pat, &x, true);
+            match self.eval(fr, b) {
+                Ok(_) => {}
+                Err(c) => match *c {
+                    Ctrl::Break => break,
+                    Ctrl::Continue => {}
+                    other => return Err(Box::new(other)),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Tests `v` against `pat`, binding as it goes; `share` says `v` is read
+    /// from a place, so each binding is a second reference.
+    pub(crate) fn match_pat(
+        &mut self,
+        fr: &mut Frame<'p>,
+        pat: PatId,
+        v: &Value,
+        share: bool,
+    ) -> bool {
+        let body = fr.body;
+        match &body[pat].kind {
+            PatKind::Missing => false,
+            PatKind::Wild => true,
+            PatKind::Bind(l) => {
+                if share {
+                    self.share(v);
+                }
+                fr.set(*l, v.clone());
+                true
+            }
+            PatKind::Lit(l) => match (l, v) {
+                (Lit::Int(a), Value::Int(b)) => a == b,
+                (Lit::Bool(a), Value::Bool(b)) => a == b,
+                (Lit::Str(a), Value::Str(b)) => a.as_str() == b.as_str(),
+                (Lit::F64(a), Value::F64(b)) => a == b,
+                (Lit::Unit, Value::Unit) => true,
+                _ => false,
+            },
+            PatKind::Tuple(ps) => match v {
+                Value::Tuple(xs) if xs.len() == ps.len() => ps
+                    .iter()
+                    .zip(xs.iter())
+                    .all(|(p, x)| self.match_pat(fr, *p, x, share)),
+                _ => false,
+            },
+            PatKind::Ctor { ctor, args } => match (ctor, v) {
+                (Ctor::None, Value::None) => true,
+                (Ctor::Some, Value::Some(x)) => match args.first() {
+                    Some(p) => self.match_pat(fr, *p, x, share),
+                    None => true,
+                },
+                (Ctor::User(ty, variant), Value::Sum(s)) => {
+                    s.ty == *ty
+                        && s.variant == *variant
+                        && args
+                            .iter()
+                            .zip(s.fields.iter())
+                            .all(|(p, x)| self.match_pat(fr, *p, x, share))
+                }
+                _ => false,
+            },
+        }
+    }
+}
+
+fn lit_value(l: &Lit) -> Value {
+    match l {
+        Lit::Int(i) => Value::Int(*i),
+        Lit::F64(f) => Value::F64(*f),
+        Lit::Bool(b) => Value::Bool(*b),
+        Lit::Str(s) => Value::Str(StrVal::unowned(s)),
+        Lit::Unit => Value::Unit,
+    }
+}
+
+pub(crate) fn type_error(what: &str) -> Box<Ctrl> {
+    Box::new(Ctrl::Fatal(format!(
+        "internal error: ill-typed {what} in the IR"
+    )))
+}
+
+/// The reason part of an I/O error, without Rust's "(os error N)" suffix.
+fn io_reason(err: &std::io::Error) -> String {
+    let s = err.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+fn compare(op: BinOp, o: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match op {
+        BinOp::Eq => o == Equal,
+        BinOp::Ne => o != Equal,
+        BinOp::Lt => o == Less,
+        BinOp::Le => o != Greater,
+        BinOp::Gt => o == Greater,
+        BinOp::Ge => o != Less,
+        _ => false,
+    }
+}
+
+/// Structural equality (`==`); F64 compares as IEEE.
+pub(crate) fn values_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Unit, Value::Unit) | (Value::None, Value::None) => true,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::F64(x), Value::F64(y)) => x == y,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => x.as_str() == y.as_str(),
+        (Value::List(x), Value::List(y)) => {
+            x.len == y.len
+                && x.items()
+                    .iter()
+                    .zip(y.items().iter())
+                    .all(|(a, b)| values_eq(a, b))
+        }
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| values_eq(a, b))
+        }
+        (Value::Record(x), Value::Record(y)) => {
+            x.ty == y.ty
+                && x.fields
+                    .iter()
+                    .zip(y.fields.iter())
+                    .all(|(a, b)| values_eq(a, b))
+        }
+        (Value::Sum(x), Value::Sum(y)) => {
+            x.ty == y.ty
+                && x.variant == y.variant
+                && x.fields
+                    .iter()
+                    .zip(y.fields.iter())
+                    .all(|(a, b)| values_eq(a, b))
+        }
+        (Value::Some(x), Value::Some(y)) => values_eq(x, y),
+        (Value::Map(x), Value::Map(y)) => Rc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// The order `sort`, `sort_by` and comparisons use: Int, F64 (total
+/// order), Str (bytewise), Bool; tuples lexicographically.
+pub(crate) fn cmp_values(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering::Equal;
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Str(x), Value::Str(y)) => x.as_str().as_bytes().cmp(y.as_str().as_bytes()),
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            for (p, q) in x.iter().zip(y.iter()) {
+                let o = cmp_values(p, q);
+                if o != Equal {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        _ => Equal,
+    }
+}
+
+/// Whether `e` yields a value read from a place (a local, a field, an
+/// element) rather than a new value: binding or storing it makes a second
+/// reference.
+pub(crate) fn is_place(body: &Body, e: ExprId) -> bool {
+    match &body[e].kind {
+        ExprKind::Local(_) | ExprKind::Field { .. } | ExprKind::Index { .. } => true,
+        ExprKind::Method { method, .. } => matches!(
+            method,
+            Method::ListGet
+                | Method::ListFirst
+                | Method::ListLast
+                | Method::ListMin
+                | Method::ListMax
+                | Method::ListFind
+                | Method::MapGet
+                | Method::MapGetOr
+        ),
+        ExprKind::If { then, else_, .. } => {
+            is_place(body, *then) || else_.is_some_and(|x| is_place(body, x))
+        }
+        ExprKind::Match { arms, .. } => arms.iter().any(|a| is_place(body, a.body)),
+        ExprKind::Block {
+            stmts,
+            tail: Some(t),
+        } => match body[*t].kind {
+            ExprKind::Local(l) if declared_in(body, stmts, l) => false,
+            _ => is_place(body, *t),
+        },
+        _ => false,
+    }
+}
+
+/// Whether returning `e` from a function hands out a second reference: a
+/// parameter, a field or an element does; a local of the function moves.
+pub(crate) fn escapes_on_return(body: &Body, e: ExprId) -> bool {
+    match &body[e].kind {
+        ExprKind::Local(l) => body[*l].kind == LocalKind::Param,
+        ExprKind::If { then, else_, .. } => {
+            escapes_on_return(body, *then) || else_.is_some_and(|x| escapes_on_return(body, x))
+        }
+        ExprKind::Match { arms, .. } => arms.iter().any(|a| escapes_on_return(body, a.body)),
+        ExprKind::Block { tail, .. } => tail.is_some_and(|t| escapes_on_return(body, t)),
+        _ => is_place(body, e),
+    }
+}
+
+fn declared_in(body: &Body, stmts: &[StmtId], l: LocalId) -> bool {
+    stmts.iter().any(|s| match &body[*s].kind {
+        StmtKind::Var { local, .. } => *local == l,
+        StmtKind::Let { pat, .. } => binds(body, *pat, l),
+        _ => false,
+    })
+}
+
+fn binds(body: &Body, p: PatId, l: LocalId) -> bool {
+    match &body[p].kind {
+        PatKind::Bind(x) => *x == l,
+        PatKind::Tuple(ps) | PatKind::Ctor { args: ps, .. } => {
+            ps.iter().any(|q| binds(body, *q, l))
+        }
+        _ => false,
+    }
+}
+
+/// The element type of a list type (for `sum` of an empty list).
+pub(crate) fn elem_ty(t: &Ty) -> Option<&Ty> {
+    match t {
+        Ty::List(e) => Some(e),
+        _ => None,
+    }
+}

@@ -1,0 +1,647 @@
+//! Every built-in method of LANGUAGE.md, with the block model's rules:
+//! fresh results get new blocks, views share their source's block, and
+//! `push`/`concat` follow the shared list growth policy.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use ir::{ExprId, Method, Ty};
+
+use crate::eval::{cmp_values, elem_ty, is_place, type_error, values_eq, Frame, Interp, R};
+use crate::value::{Key, ListVal, MapObj, StrVal, Value};
+
+fn some(v: Value) -> Value {
+    Value::Some(Rc::new(v))
+}
+
+fn str_of(v: &Value) -> R<&StrVal> {
+    match v {
+        Value::Str(s) => Ok(s),
+        _ => Err(type_error("string method receiver")),
+    }
+}
+
+fn list_of(v: &Value) -> R<&ListVal> {
+    match v {
+        Value::List(l) => Ok(l),
+        _ => Err(type_error("list method receiver")),
+    }
+}
+
+fn arg(args: &[Value], i: usize) -> Value {
+    args.get(i).cloned().unwrap_or(Value::Unit)
+}
+
+/// `xs.push(x)` / `xs.concat(ys)`. With `consume` the receiver is the
+/// variable being reassigned (`x := x.push(..)`), so neither growing in
+/// place nor copying makes a second reference to what it holds.
+pub(crate) fn eval_grow<'p>(
+    it: &mut Interp<'p>,
+    fr: &mut Frame<'p>,
+    e: ExprId,
+    m: Method,
+    receiver: ExprId,
+    args: &[ExprId],
+    consume: bool,
+) -> R<Value> {
+    let recv = it.eval(fr, receiver)?;
+    let a = match args.first() {
+        Some(x) => *x,
+        None => return Err(type_error("push without an argument")),
+    };
+    let v = it.eval(fr, a)?;
+    let extra = if m == Method::ListPush {
+        if is_place(fr.body, a) {
+            it.share(&v);
+        }
+        vec![v]
+    } else {
+        let ys = list_of(&v)?.items();
+        for y in &ys {
+            it.share(y);
+        }
+        ys
+    };
+    let l = list_of(&recv)?;
+    Ok(Value::List(grow(it, fr, e, l, extra, consume)))
+}
+
+fn grow(
+    it: &mut Interp,
+    fr: &Frame,
+    e: ExprId,
+    l: &ListVal,
+    extra: Vec<Value>,
+    consume: bool,
+) -> ListVal {
+    let new_len = l.len + extra.len();
+    if let Some(buf) = &l.buf {
+        let mut items = buf.items.borrow_mut();
+        if l.start + l.len == items.len() && items.len() + extra.len() <= buf.cap {
+            items.extend(extra);
+            drop(items);
+            if !consume {
+                it.share_meta(&buf.meta);
+            }
+            return ListVal {
+                buf: Some(buf.clone()),
+                start: l.start,
+                len: new_len,
+            };
+        }
+    }
+    if new_len == 0 {
+        return ListVal::empty();
+    }
+    let mut items = Vec::with_capacity(new_len);
+    items.extend(l.items());
+    if !consume {
+        for x in &items {
+            it.share(x);
+        }
+    }
+    items.extend(extra);
+    let site = it.site(fr, e);
+    it.new_list_cap(items, (2 * new_len).max(4), site)
+}
+
+#[inline(never)]
+pub(crate) fn eval_method<'p>(
+    it: &mut Interp<'p>,
+    fr: &mut Frame<'p>,
+    e: ExprId,
+    m: Method,
+    receiver: ExprId,
+    arg_exprs: &[ExprId],
+) -> R<Value> {
+    use Method::*;
+    if matches!(m, ListPush | ListConcat) {
+        return eval_grow(it, fr, e, m, receiver, arg_exprs, false);
+    }
+    let recv = it.eval(fr, receiver)?;
+    let args = it.eval_args(fr, arg_exprs)?;
+    let site = it.site(fr, e);
+    let v = match m {
+        // ---------------------------------------------------------- lists
+        ListLen => Value::Int(list_of(&recv)?.len as i64),
+        ListIsEmpty => Value::Bool(list_of(&recv)?.len == 0),
+        ListGet => {
+            let l = list_of(&recv)?;
+            match usize::try_from(arg(&args, 0).as_int())
+                .ok()
+                .and_then(|i| l.get(i))
+            {
+                Some(x) => {
+                    it.share(&x);
+                    some(x)
+                }
+                None => Value::None,
+            }
+        }
+        ListFirst | ListLast => {
+            let l = list_of(&recv)?;
+            let x = if m == ListFirst {
+                l.get(0)
+            } else {
+                l.len.checked_sub(1).and_then(|i| l.get(i))
+            };
+            match x {
+                Some(x) => x,
+                None => return it.trap(fr, e, format!("{} of an empty list", m.name())),
+            }
+        }
+        ListContains => {
+            let x = arg(&args, 0);
+            Value::Bool(list_of(&recv)?.items().iter().any(|y| values_eq(y, &x)))
+        }
+        ListSum => {
+            let l = list_of(&recv)?;
+            let is_f64 = elem_ty(&fr.body[receiver].ty) == Some(&Ty::F64);
+            let items = l.items();
+            if is_f64 {
+                let mut s = 0.0;
+                for x in &items {
+                    if let Value::F64(f) = x {
+                        s += f;
+                    }
+                }
+                Value::F64(s)
+            } else {
+                Value::Int(items.iter().fold(0i64, |s, x| s.wrapping_add(x.as_int())))
+            }
+        }
+        ListMin | ListMax => {
+            let items = list_of(&recv)?.items();
+            let mut iter = items.into_iter();
+            let Some(mut best) = iter.next() else {
+                return it.trap(fr, e, format!("{} of an empty list", m.name()));
+            };
+            for x in iter {
+                let better = match (&x, &best) {
+                    (Value::F64(a), Value::F64(b)) => {
+                        if m == ListMin {
+                            a < b
+                        } else {
+                            a > b
+                        }
+                    }
+                    _ => {
+                        let o = cmp_values(&x, &best);
+                        if m == ListMin {
+                            o.is_lt()
+                        } else {
+                            o.is_gt()
+                        }
+                    }
+                };
+                if better {
+                    best = x;
+                }
+            }
+            best
+        }
+        ListTake | ListDrop => {
+            let l = list_of(&recv)?;
+            let n = arg(&args, 0).as_int();
+            if n < 0 {
+                return it.trap(fr, e, format!("negative count: {n}"));
+            }
+            let n = (n as u64).min(l.len as u64) as usize;
+            let (start, len) = if m == ListTake {
+                (l.start, n)
+            } else {
+                (l.start + n, l.len - n)
+            };
+            if len == 0 {
+                Value::List(ListVal::empty())
+            } else {
+                if let Some(b) = &l.buf {
+                    it.share_meta(&b.meta);
+                }
+                Value::List(ListVal {
+                    buf: l.buf.clone(),
+                    start,
+                    len,
+                })
+            }
+        }
+        ListReverse | ListSort | ListUnique => {
+            let mut items = list_of(&recv)?.items();
+            for x in &items {
+                it.share(x);
+            }
+            match m {
+                ListReverse => items.reverse(),
+                ListSort => items.sort_by(cmp_values),
+                _ => items = unique(items),
+            }
+            Value::List(it.new_list(items, site))
+        }
+        ListSortBy => {
+            let items = list_of(&recv)?.items();
+            let f = arg(&args, 0);
+            let mut keyed = Vec::with_capacity(items.len());
+            for x in items {
+                let k = it.call_value(&f, vec![x.clone()])?;
+                it.share(&x);
+                keyed.push((k, x));
+            }
+            keyed.sort_by(|a, b| cmp_values(&a.0, &b.0));
+            let items = keyed.into_iter().map(|(_, x)| x).collect();
+            Value::List(it.new_list(items, site))
+        }
+        ListEnumerate => {
+            let items = list_of(&recv)?.items();
+            let mut out = Vec::with_capacity(items.len());
+            for (i, x) in items.into_iter().enumerate() {
+                it.share(&x);
+                out.push(Value::Tuple(Rc::from(vec![Value::Int(i as i64), x])));
+            }
+            Value::List(it.new_list(out, site))
+        }
+        ListZip => {
+            let xs = list_of(&recv)?.items();
+            let ys = list_of(&arg(&args, 0))?.items();
+            let mut out = Vec::with_capacity(xs.len().min(ys.len()));
+            for (x, y) in xs.into_iter().zip(ys) {
+                it.share(&x);
+                it.share(&y);
+                out.push(Value::Tuple(Rc::from(vec![x, y])));
+            }
+            Value::List(it.new_list(out, site))
+        }
+        ListMap => {
+            let items = list_of(&recv)?.items();
+            let f = arg(&args, 0);
+            let mut out = Vec::with_capacity(items.len());
+            for x in items {
+                out.push(it.call_value(&f, vec![x])?);
+            }
+            Value::List(it.new_list(out, site))
+        }
+        ListFilter => {
+            let items = list_of(&recv)?.items();
+            let f = arg(&args, 0);
+            let mut out = Vec::new();
+            for x in items {
+                if it.call_value(&f, vec![x.clone()])?.as_bool() {
+                    it.share(&x);
+                    out.push(x);
+                }
+            }
+            Value::List(it.new_list(out, site))
+        }
+        ListFlatMap => {
+            let items = list_of(&recv)?.items();
+            let f = arg(&args, 0);
+            let mut out = Vec::new();
+            for x in items {
+                let ys = it.call_value(&f, vec![x])?;
+                for y in list_of(&ys)?.items() {
+                    it.share(&y);
+                    out.push(y);
+                }
+            }
+            Value::List(it.new_list(out, site))
+        }
+        ListFold => {
+            let items = list_of(&recv)?.items();
+            let mut acc = arg(&args, 0);
+            let f = arg(&args, 1);
+            for x in items {
+                acc = it.call_value(&f, vec![acc, x])?;
+            }
+            acc
+        }
+        ListAny | ListAll => {
+            let items = list_of(&recv)?.items();
+            let f = arg(&args, 0);
+            let want = m == ListAny;
+            let mut result = !want;
+            for x in items {
+                if it.call_value(&f, vec![x])?.as_bool() == want {
+                    result = want;
+                    break;
+                }
+            }
+            Value::Bool(result)
+        }
+        ListFind => {
+            let items = list_of(&recv)?.items();
+            let f = arg(&args, 0);
+            let mut found = Value::None;
+            for x in items {
+                if it.call_value(&f, vec![x.clone()])?.as_bool() {
+                    it.share(&x);
+                    found = some(x);
+                    break;
+                }
+            }
+            found
+        }
+        ListCounts => {
+            let items = list_of(&recv)?.items();
+            let mut map = MapObj::default();
+            for x in items {
+                let k = Key::of(&x).ok_or_else(|| type_error("counts key"))?;
+                let n = map.get(&k).map(|(_, c)| c.as_int()).unwrap_or(0);
+                if n == 0 {
+                    it.share(&x);
+                }
+                map.put(k, x, Value::Int(n + 1));
+            }
+            Value::Map(Rc::new(RefCell::new(map)))
+        }
+        ListJoin => {
+            let items = list_of(&recv)?.items();
+            let sep = arg(&args, 0);
+            let sep = str_of(&sep)?.as_str();
+            let mut text = String::new();
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(sep);
+                }
+                text.push_str(str_of(x)?.as_str());
+            }
+            Value::Str(it.new_str(text, site))
+        }
+        ListPush | ListConcat => unreachable_grow()?,
+
+        // ---------------------------------------------------------- strings
+        StrLen => Value::Int(str_of(&recv)?.len as i64),
+        StrIsEmpty => Value::Bool(str_of(&recv)?.len == 0),
+        StrByte => {
+            let s = str_of(&recv)?;
+            let i = arg(&args, 0).as_int();
+            match usize::try_from(i)
+                .ok()
+                .and_then(|k| s.as_str().as_bytes().get(k))
+            {
+                Some(b) => Value::Int(*b as i64),
+                None => {
+                    return it.trap(
+                        fr,
+                        e,
+                        format!(
+                            "index out of bounds: the len is {} but the index is {i}",
+                            s.len
+                        ),
+                    )
+                }
+            }
+        }
+        StrChars | StrSplit | StrWords | StrLines => {
+            let s = str_of(&recv)?.clone();
+            let text = s.as_str();
+            let base = text.as_ptr() as usize;
+            let sep_v = arg(&args, 0);
+            let pieces: Vec<&str> = match m {
+                StrChars => text
+                    .char_indices()
+                    .map(|(i, c)| &text[i..i + c.len_utf8()])
+                    .collect(),
+                StrSplit => text.split(str_of(&sep_v)?.as_str()).collect(),
+                StrWords => text.split_ascii_whitespace().collect(),
+                _ => text.lines().collect(),
+            };
+            let ranges: Vec<(usize, usize)> = pieces
+                .iter()
+                .map(|p| {
+                    let a = p.as_ptr() as usize - base;
+                    (a, a + p.len())
+                })
+                .collect();
+            let mut out = Vec::with_capacity(ranges.len());
+            for (a, b) in ranges {
+                out.push(Value::Str(it.view(&s, a, b)));
+            }
+            Value::List(it.new_list(out, site))
+        }
+        StrTrim => {
+            let s = str_of(&recv)?.clone();
+            let text = s.as_str();
+            let t = text.trim_matches(|c: char| c.is_ascii_whitespace());
+            let a = t.as_ptr() as usize - text.as_ptr() as usize;
+            Value::Str(it.view(&s, a, a + t.len()))
+        }
+        StrLower | StrUpper => {
+            let s = str_of(&recv)?.as_str();
+            let t = if m == StrLower {
+                s.to_ascii_lowercase()
+            } else {
+                s.to_ascii_uppercase()
+            };
+            Value::Str(it.new_str(t, site))
+        }
+        StrReplace => {
+            let s = str_of(&recv)?.as_str();
+            let a = arg(&args, 0);
+            let b = arg(&args, 1);
+            let t = s.replace(str_of(&a)?.as_str(), str_of(&b)?.as_str());
+            Value::Str(it.new_str(t, site))
+        }
+        StrRepeat => {
+            let s = str_of(&recv)?.as_str();
+            let n = arg(&args, 0).as_int();
+            if n < 0 {
+                return it.trap(fr, e, format!("negative count: {n}"));
+            }
+            let total = (s.len() as u128) * (n as u128);
+            if total > (1u128 << 36) {
+                return it.trap(fr, e, "out of memory".into());
+            }
+            Value::Str(it.new_str(s.repeat(n as usize), site))
+        }
+        StrContains | StrStartsWith | StrEndsWith => {
+            let s = str_of(&recv)?.as_str();
+            let p = arg(&args, 0);
+            let p = str_of(&p)?.as_str();
+            Value::Bool(match m {
+                StrContains => s.contains(p),
+                StrStartsWith => s.starts_with(p),
+                _ => s.ends_with(p),
+            })
+        }
+        StrFind => {
+            let s = str_of(&recv)?.as_str();
+            let p = arg(&args, 0);
+            match s.find(str_of(&p)?.as_str()) {
+                Some(i) => some(Value::Int(i as i64)),
+                None => Value::None,
+            }
+        }
+        StrTake | StrDrop => {
+            let s = str_of(&recv)?.clone();
+            let n = arg(&args, 0).as_int();
+            if n < 0 {
+                return it.trap(fr, e, format!("negative count: {n}"));
+            }
+            let k = (n as u64).min(s.len as u64) as usize;
+            if !s.as_str().is_char_boundary(k) {
+                return it.trap(fr, e, format!("not a character boundary: {k}"));
+            }
+            let (a, b) = if m == StrTake { (0, k) } else { (k, s.len) };
+            Value::Str(it.view(&s, a, b))
+        }
+        StrSlice => {
+            let s = str_of(&recv)?.clone();
+            let a = arg(&args, 0).as_int();
+            let b = arg(&args, 1).as_int();
+            if a < 0 || b < a || b as u64 > s.len as u64 {
+                return it.trap(
+                    fr,
+                    e,
+                    format!("slice out of range: {a}..{b} of length {}", s.len),
+                );
+            }
+            let (a, b) = (a as usize, b as usize);
+            for k in [a, b] {
+                if !s.as_str().is_char_boundary(k) {
+                    return it.trap(fr, e, format!("not a character boundary: {k}"));
+                }
+            }
+            Value::Str(it.view(&s, a, b))
+        }
+        StrToInt => {
+            let s = str_of(&recv)?.as_str();
+            match s.parse::<i64>() {
+                Ok(i) => Value::Int(i),
+                Err(_) => return it.trap(fr, e, format!("invalid Int: {s:?}")),
+            }
+        }
+        StrToF64 => {
+            let s = str_of(&recv)?.as_str();
+            match s.parse::<f64>() {
+                Ok(f) => Value::F64(f),
+                Err(_) => return it.trap(fr, e, format!("invalid F64: {s:?}")),
+            }
+        }
+
+        // ---------------------------------------------------------- maps
+        MapPut => {
+            let Value::Map(map) = &recv else {
+                return Err(type_error("put receiver"));
+            };
+            let (k, v) = (arg(&args, 0), arg(&args, 1));
+            if arg_exprs.first().is_some_and(|x| is_place(fr.body, *x)) {
+                it.share(&k);
+            }
+            if arg_exprs.get(1).is_some_and(|x| is_place(fr.body, *x)) {
+                it.share(&v);
+            }
+            let key = Key::of(&k).ok_or_else(|| type_error("map key"))?;
+            map.borrow_mut().put(key, k, v);
+            recv.clone()
+        }
+        MapGet | MapGetOr | MapHas => {
+            let Value::Map(map) = &recv else {
+                return Err(type_error("map receiver"));
+            };
+            let key = Key::of(&arg(&args, 0)).ok_or_else(|| type_error("map key"))?;
+            let found = map.borrow().get(&key).map(|(_, v)| v.clone());
+            match m {
+                MapHas => Value::Bool(found.is_some()),
+                MapGet => match found {
+                    Some(v) => {
+                        it.share(&v);
+                        some(v)
+                    }
+                    None => Value::None,
+                },
+                _ => found.unwrap_or_else(|| arg(&args, 1)),
+            }
+        }
+        MapRemove => {
+            let Value::Map(map) = &recv else {
+                return Err(type_error("map receiver"));
+            };
+            let key = Key::of(&arg(&args, 0)).ok_or_else(|| type_error("map key"))?;
+            let removed = map.borrow_mut().remove(&key);
+            match removed {
+                Some(v) => some(v),
+                None => Value::None,
+            }
+        }
+        MapLen => match &recv {
+            Value::Map(map) => Value::Int(map.borrow().len() as i64),
+            _ => return Err(type_error("map receiver")),
+        },
+        MapKeys | MapValues | MapEntries => {
+            let Value::Map(map) = &recv else {
+                return Err(type_error("map receiver"));
+            };
+            let pairs: Vec<(Value, Value)> = map.borrow().iter().cloned().collect();
+            let mut out = Vec::with_capacity(pairs.len());
+            for (k, v) in pairs {
+                match m {
+                    MapKeys => {
+                        it.share(&k);
+                        out.push(k);
+                    }
+                    MapValues => {
+                        it.share(&v);
+                        out.push(v);
+                    }
+                    _ => {
+                        it.share(&k);
+                        it.share(&v);
+                        out.push(Value::Tuple(Rc::from(vec![k, v])));
+                    }
+                }
+            }
+            Value::List(it.new_list(out, site))
+        }
+
+        // ---------------------------------------------------------- numbers
+        IntToF64 => Value::F64(recv.as_int() as f64),
+        IntAbs => Value::Int(recv.as_int().wrapping_abs()),
+        F64ToInt => {
+            let Value::F64(f) = recv else {
+                return Err(type_error("to_int receiver"));
+            };
+            // i64 covers [-2^63, 2^63).
+            if f.is_nan()
+                || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)
+            {
+                return it.trap(fr, e, format!("F64 out of range for Int: {f}"));
+            }
+            Value::Int(f as i64)
+        }
+        F64Abs | F64Sqrt | F64Floor => {
+            let Value::F64(f) = recv else {
+                return Err(type_error("F64 receiver"));
+            };
+            Value::F64(match m {
+                F64Abs => f.abs(),
+                F64Sqrt => f.sqrt(),
+                _ => f.floor(),
+            })
+        }
+    };
+    Ok(v)
+}
+
+fn unreachable_grow() -> R<Value> {
+    Err(type_error("push dispatch"))
+}
+
+/// First occurrences, in order.
+fn unique(items: Vec<Value>) -> Vec<Value> {
+    let hashable = items.iter().all(|x| Key::of(x).is_some());
+    if hashable {
+        let mut seen = HashSet::new();
+        items
+            .into_iter()
+            .filter(|x| Key::of(x).is_some_and(|k| seen.insert(k)))
+            .collect()
+    } else {
+        let mut out: Vec<Value> = Vec::new();
+        for x in items {
+            if !out.iter().any(|y| values_eq(y, &x)) {
+                out.push(x);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,124 @@
+//! Showing values as interpolation and `print` do (LANGUAGE.md "Showing
+//! values"): strings bare at top level and `{:?}`-quoted inside containers,
+//! F64 as Rust's `{}` Display.
+
+use std::fmt::Write;
+
+use ir::{ItemTree, TypeDefKind};
+
+use crate::value::Value;
+
+/// Appends `v` as interpolation shows it.
+pub(crate) fn show(items: &ItemTree, v: &Value, out: &mut String) {
+    match v {
+        Value::Str(s) => out.push_str(s.as_str()),
+        _ => show_inner(items, v, out),
+    }
+}
+
+/// Appends `v` as it appears inside a container.
+pub(crate) fn show_inner(items: &ItemTree, v: &Value, out: &mut String) {
+    match v {
+        Value::Unit => out.push_str("()"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::F64(f) => {
+            let _ = write!(out, "{f}");
+        }
+        Value::Bool(b) => {
+            let _ = write!(out, "{b}");
+        }
+        Value::Str(s) => {
+            let _ = write!(out, "{:?}", s.as_str());
+        }
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.items().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                show_inner(items, x, out);
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                show_inner(items, k, out);
+                out.push_str(": ");
+                show_inner(items, x, out);
+            }
+            out.push('}');
+        }
+        Value::Tuple(xs) => {
+            out.push('(');
+            for (i, x) in xs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                show_inner(items, x, out);
+            }
+            if xs.len() == 1 {
+                out.push(',');
+            }
+            out.push(')');
+        }
+        Value::Record(r) => {
+            let def = &items.types[r.ty];
+            out.push_str(&def.name);
+            let names: Vec<&str> = match &def.kind {
+                TypeDefKind::Record { fields } => fields.iter().map(|(n, _)| n.as_str()).collect(),
+                TypeDefKind::Sum { .. } => Vec::new(),
+            };
+            if r.fields.is_empty() {
+                out.push_str(" {}");
+                return;
+            }
+            out.push_str(" { ");
+            for (i, x) in r.fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(names.get(i).copied().unwrap_or("?"));
+                out.push_str(": ");
+                show_inner(items, x, out);
+            }
+            out.push_str(" }");
+        }
+        Value::Sum(s) => {
+            let def = &items.types[s.ty];
+            let name = match &def.kind {
+                TypeDefKind::Sum { variants } => variants
+                    .get(s.variant as usize)
+                    .map(|v| v.name.as_str())
+                    .unwrap_or("?"),
+                TypeDefKind::Record { .. } => "?",
+            };
+            out.push_str(name);
+            if !s.fields.is_empty() {
+                out.push('(');
+                for (i, x) in s.fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    show_inner(items, x, out);
+                }
+                out.push(')');
+            }
+        }
+        Value::Some(x) => {
+            out.push_str("Some(");
+            show_inner(items, x, out);
+            out.push(')');
+        }
+        Value::None => out.push_str("None"),
+        Value::Func(_) | Value::Closure(_) => out.push_str("<fn>"),
+        Value::Builder(b) => {
+            let _ = write!(out, "{:?}", b.borrow().text);
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Runtime values and the block model.
+//!
+//! Every heap list buffer and string block carries a [`Meta`]: where it was
+//! allocated, whether a second reference to it was ever made (the oracle's
+//! "shared") and where a drop form freed it. Static literals and
+//! zero-length values carry no block (`heap == false`), and views keep a
+//! reference to their source's block, exactly as the native runtime lays
+//! them out.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use ir::{FnId, LocalId, TypeId};
+
+/// A position in the program: function index and byte offset of a span start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Site {
+    pub(crate) offset: u32,
+}
+
+/// Bookkeeping of one heap block.
+pub(crate) struct Meta {
+    /// False for static literals and zero-length values: no block at all.
+    pub(crate) heap: bool,
+    pub(crate) site: Site,
+    pub(crate) shared: Cell<bool>,
+    /// Where a drop form freed the block.
+    pub(crate) dropped: Cell<Option<Site>>,
+}
+
+impl Meta {
+    pub(crate) fn none() -> Meta {
+        Meta {
+            heap: false,
+            site: Site { offset: 0 },
+            shared: Cell::new(false),
+            dropped: Cell::new(None),
+        }
+    }
+}
+
+pub(crate) struct StrBlock {
+    pub(crate) text: Box<str>,
+    pub(crate) meta: Meta,
+}
+
+/// A string value: a byte range of a block (views share the block).
+#[derive(Clone)]
+pub(crate) struct StrVal {
+    pub(crate) blk: Rc<StrBlock>,
+    pub(crate) start: usize,
+    pub(crate) len: usize,
+}
+
+impl StrVal {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.blk.text[self.start..self.start + self.len]
+    }
+    /// A string with no block (a literal or the empty string).
+    pub(crate) fn unowned(text: &str) -> StrVal {
+        StrVal {
+            len: text.len(),
+            blk: Rc::new(StrBlock {
+                text: text.into(),
+                meta: Meta::none(),
+            }),
+            start: 0,
+        }
+    }
+    /// True when this value covers its whole block (it is not a view).
+    pub(crate) fn is_whole(&self) -> bool {
+        self.start == 0 && self.len == self.blk.text.len()
+    }
+}
+
+pub(crate) struct ListBuf {
+    pub(crate) items: RefCell<Vec<Value>>,
+    pub(crate) cap: usize,
+    pub(crate) meta: Meta,
+}
+
+/// A list value: `len` elements of a buffer from `start` (`buf` is `None`
+/// for the empty list, which has no block).
+#[derive(Clone)]
+pub(crate) struct ListVal {
+    pub(crate) buf: Option<Rc<ListBuf>>,
+    pub(crate) start: usize,
+    pub(crate) len: usize,
+}
+
+impl ListVal {
+    pub(crate) fn empty() -> ListVal {
+        ListVal {
+            buf: None,
+            start: 0,
+            len: 0,
+        }
+    }
+    /// The elements, copied out so callbacks may push onto the same buffer.
+    pub(crate) fn items(&self) -> Vec<Value> {
+        match &self.buf {
+            None => Vec::new(),
+            Some(b) => b.items.borrow()[self.start..self.start + self.len].to_vec(),
+        }
+    }
+    pub(crate) fn get(&self, i: usize) -> Option<Value> {
+        if i >= self.len {
+            return None;
+        }
+        self.buf
+            .as_ref()
+            .map(|b| b.items.borrow()[self.start + i].clone())
+    }
+    pub(crate) fn is_whole(&self) -> bool {
+        match &self.buf {
+            None => true,
+            Some(b) => self.start == 0 && self.len == b.items.borrow().len(),
+        }
+    }
+    pub(crate) fn meta(&self) -> Option<&Meta> {
+        self.buf.as_ref().map(|b| &b.meta)
+    }
+}
+
+/// A map key: Int, Str or Bool.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum Key {
+    Int(i64),
+    Bool(bool),
+    Str(Box<str>),
+}
+
+impl Key {
+    pub(crate) fn of(v: &Value) -> Option<Key> {
+        match v {
+            Value::Int(i) => Some(Key::Int(*i)),
+            Value::Bool(b) => Some(Key::Bool(*b)),
+            Value::Str(s) => Some(Key::Str(s.as_str().into())),
+            _ => None,
+        }
+    }
+}
+
+/// An insertion-ordered hash map. Removal leaves a hole so the order of the
+/// others is kept; holes are compacted when they outnumber the entries.
+#[derive(Default)]
+pub(crate) struct MapObj {
+    pub(crate) entries: Vec<Option<(Value, Value)>>,
+    pub(crate) index: HashMap<Key, usize>,
+}
+
+impl MapObj {
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+    pub(crate) fn get(&self, k: &Key) -> Option<&(Value, Value)> {
+        self.index.get(k).and_then(|&i| self.entries[i].as_ref())
+    }
+    /// Inserts or replaces; returns true if the key was present (the old key
+    /// is kept in its place).
+    pub(crate) fn put(&mut self, k: Key, key: Value, val: Value) -> bool {
+        match self.index.get(&k) {
+            Some(&i) => {
+                if let Some(e) = self.entries[i].as_mut() {
+                    e.1 = val;
+                }
+                true
+            }
+            None => {
+                self.index.insert(k, self.entries.len());
+                self.entries.push(Some((key, val)));
+                false
+            }
+        }
+    }
+    pub(crate) fn remove(&mut self, k: &Key) -> Option<Value> {
+        let i = self.index.remove(k)?;
+        let (_, v) = self.entries[i].take()?;
+        if self.entries.len() > 16 && self.entries.len() > 2 * self.index.len() {
+            self.compact();
+        }
+        Some(v)
+    }
+    fn compact(&mut self) {
+        self.entries.retain(|e| e.is_some());
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some((k, _)) = e {
+                if let Some(key) = Key::of(k) {
+                    self.index.insert(key, i);
+                }
+            }
+        }
+    }
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(Value, Value)> {
+        self.entries.iter().flatten()
+    }
+}
+
+pub(crate) struct RecVal {
+    pub(crate) ty: TypeId,
+    pub(crate) fields: Box<[Value]>,
+}
+
+pub(crate) struct SumVal {
+    pub(crate) ty: TypeId,
+    pub(crate) variant: u32,
+    pub(crate) fields: Box<[Value]>,
+}
+
+pub(crate) struct Closure {
+    /// The function whose body holds the lambda.
+    pub(crate) fn_id: FnId,
+    pub(crate) lambda: ir::ExprId,
+    pub(crate) captures: Box<[(LocalId, Value)]>,
+}
+
+/// The push-then-join rewrite's string builder.
+pub(crate) struct BuilderObj {
+    pub(crate) text: String,
+    pub(crate) sep: Box<str>,
+    pub(crate) pieces: usize,
+}
+
+#[derive(Clone)]
+pub(crate) enum Value {
+    Unit,
+    Int(i64),
+    F64(f64),
+    Bool(bool),
+    Str(StrVal),
+    List(ListVal),
+    Map(Rc<RefCell<MapObj>>),
+    Tuple(Rc<[Value]>),
+    Record(Rc<RecVal>),
+    Sum(Rc<SumVal>),
+    Some(Rc<Value>),
+    None,
+    Func(FnId),
+    Closure(Rc<Closure>),
+    Builder(Rc<RefCell<BuilderObj>>),
+}
+
+impl Value {
+    /// The block this value itself refers to (a list buffer or string block).
+    pub(crate) fn meta(&self) -> Option<&Meta> {
+        match self {
+            Value::Str(s) if s.blk.meta.heap => Some(&s.blk.meta),
+            Value::List(l) => l.meta(),
+            _ => None,
+        }
+    }
+    pub(crate) fn as_int(&self) -> i64 {
+        match self {
+            Value::Int(i) => *i,
+            _ => 0,
+        }
+    }
+    pub(crate) fn as_bool(&self) -> bool {
+        matches!(self, Value::Bool(true))
+    }
+}
