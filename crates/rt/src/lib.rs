@@ -1,6 +1,110 @@
 //! Sspur runtime: allocator, collector, statistics, modes, and the C-ABI
 //! entry points compiled code calls.
+//!
+//! Compiled code calls the `extern "C"` functions of [`abi`]; the helpers in
+//! [`helpers`] and the runtime's own code use the Rust API below. See
+//! docs/runtime.md for the heap layout, the collector and the modes.
+
+pub mod abi;
+pub mod config;
+mod gc;
+pub mod heap;
+mod state;
+pub mod stats;
 
 /// String, list, map and display helpers called by compiled code (owned by
 /// the native backend's engineer; built on the core allocator API).
 pub mod helpers;
+
+pub use abi::*;
+pub use config::{MemMode, Settings, StatsMode};
+pub use heap::{DATA, POINTER};
+pub use state::{Counters, SiteStat};
+pub use stats::Stats;
+
+use state::rt;
+
+/// Base and usable size of the allocated block holding `ptr` (interior
+/// pointers included), or None outside the heap. O(1): a page-map lookup.
+pub fn block_of(ptr: *const u8) -> Option<(*mut u8, usize)> {
+    rt().heap
+        .block_of(ptr as usize)
+        .map(|(b, n)| (b as *mut u8, n))
+}
+
+/// Allocates one of the runtime's own temporaries (sort buffers, a string
+/// builder's buffer...). `kind` is [`DATA`] or [`POINTER`]. Null on failure
+/// (the caller traps with `out of memory`).
+pub fn alloc_temp(size: usize, kind: u32) -> *mut u8 {
+    rt().alloc(size, (kind != 0) as usize, 0)
+}
+
+/// Frees a runtime temporary: a real free, but not counted as "freed at
+/// last use". A no-op under SSPUR_MEM=gc, like every free; quarantined
+/// under SSPUR_MEM=check.
+pub fn free_temp(ptr: *mut u8) {
+    rt().free(ptr as usize, 0, false);
+}
+
+/// Names the allocation sites: site id `i + 1` is `names[i]` (for example
+/// "examples/foo.ssp:12:5 list from map"), used by reports.
+pub fn set_site_names(names: Vec<String>) {
+    rt().site_names = names;
+}
+
+/// Registers a word the collector must scan as a root (a global holding a
+/// program pointer). The word must stay valid for the rest of the run.
+pub fn add_root(ptr: *const usize) {
+    rt().roots.push(ptr);
+}
+
+/// The memory mode, read once at start-up.
+pub fn mem_mode() -> MemMode {
+    let rt = rt();
+    if !rt.initialized {
+        rt.init_from_env();
+    }
+    rt.mode
+}
+
+/// Starts the runtime with explicit settings instead of the environment
+/// (tests, embedders). Like [`sspur_rt_init`], only the first call counts.
+pub fn init_with(settings: Settings) {
+    rt().init(settings);
+}
+
+/// A snapshot of the statistics (counters are zero unless counting is on).
+pub fn stats() -> Stats {
+    stats::snapshot(rt())
+}
+
+/// Check-mode findings of the collections so far.
+pub fn check_reports() -> Vec<String> {
+    rt().reports.clone()
+}
+
+/// The exit report `sspur_rt_finish` would print now.
+pub fn exit_report() -> String {
+    stats::exit_report(rt())
+}
+
+/// Returns all heap memory to the OS and forgets every setting, root and
+/// counter, so the next call starts a new runtime. Only for tests: every
+/// pointer into the old heap dangles afterwards.
+#[doc(hidden)]
+pub fn reset_for_tests() {
+    rt().reset();
+}
+
+/// Allocation through one explicit fast-path order, for the benchmark that
+/// chose [`heap::DEFAULT_ORDER`].
+#[doc(hidden)]
+pub fn alloc_with_order(size: usize, kind: usize, order: heap::Order) -> *mut u8 {
+    let rt = rt();
+    let p = rt.heap.alloc(size, kind, order);
+    if p.is_null() {
+        rt.alloc(size, kind, 0)
+    } else {
+        p
+    }
+}

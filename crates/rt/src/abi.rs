@@ -1,0 +1,170 @@
+//! The C-ABI entry points compiled code calls (registered with the JIT by
+//! address). All run on the program thread; none is reentrant.
+//!
+//! The signatures are a fixed contract with the backend: they are safe
+//! `extern "C"` functions whose pointer arguments must be valid for the given
+//! lengths, which compiled code guarantees.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+use crate::config::MemMode;
+use crate::state::{rt, Rt};
+
+/// Reads the SSPUR_* settings once (exits with a clear message on a bad value) and records the calling thread's stack base for the collector. Call on the thread that runs the program, before its first allocation. Idempotent.
+#[no_mangle]
+pub extern "C" fn sspur_rt_init() {
+    rt().init_from_env();
+}
+
+/// A block of at least `size` bytes. kind 0 = data (never scanned, not zeroed), 1 = pointer (scanned conservatively, zeroed). `site` names the allocating expression (0 = unknown). Returns null when the allocation fails (out of memory or SSPUR_FAIL_ALLOC_AT): the caller traps.
+#[no_mangle]
+pub extern "C" fn sspur_alloc(size: usize, kind: u32, site: u32) -> *mut u8 {
+    rt().alloc(size, (kind != 0) as usize, site)
+}
+
+/// Frees the block containing `ptr` (interior pointers allowed). A pointer outside the heap (static data) is ignored. No-op under SSPUR_MEM=gc. Counted as "freed at last use" in the statistics. `site` = the drop's site id for check-mode reports.
+#[no_mangle]
+pub extern "C" fn sspur_free(ptr: *mut u8, site: u32) {
+    rt().free(ptr as usize, site, true);
+}
+
+/// Frees a list of strings that owns them: `elems` points at element 0 of `len` elements, each 16 bytes (ptr: *const u8, len: usize); frees each element's block (if in the heap and len > 0), then the buffer containing `elems`. Each freed block counts as freed at last use.
+///
+/// A list with `len == 0` has no buffer (zero-length lists never occupy a
+/// block), so nothing is freed or counted.
+#[no_mangle]
+pub extern "C" fn sspur_free_strs(elems: *mut u8, len: usize, site: u32) {
+    let rt = rt();
+    if len == 0 || rt.mode == MemMode::Gc {
+        return;
+    }
+    for i in 0..len {
+        let (p, n) = unsafe {
+            let e = elems.add(i * 16) as *const usize;
+            (*e, *e.add(1))
+        };
+        if n > 0 {
+            rt.free(p, site, true);
+        }
+    }
+    rt.free(elems as usize, site, true);
+}
+
+/// Runs a collection now.
+#[no_mangle]
+pub extern "C" fn sspur_collect() {
+    let rt = rt();
+    if !rt.initialized {
+        rt.init_from_env();
+    }
+    crate::gc::collect(rt);
+}
+
+/// Flushes stdout, prints "trap: {msg} at {loc}\n" to stderr (loc = "path:line:col"; if loc_len == 0 prints "trap: {msg}\n"), prints the exit reports, exits with code 101.
+#[no_mangle]
+pub extern "C" fn sspur_trap(msg: *const u8, msg_len: usize, loc: *const u8, loc_len: usize) -> ! {
+    let rt = rt();
+    flush(rt);
+    let msg = unsafe { bytes(msg, msg_len) };
+    let mut line = Vec::with_capacity(msg_len + loc_len + 12);
+    line.extend_from_slice(b"trap: ");
+    line.extend_from_slice(msg);
+    if loc_len > 0 {
+        line.extend_from_slice(b" at ");
+        line.extend_from_slice(unsafe { bytes(loc, loc_len) });
+    }
+    line.push(b'\n');
+    write_stderr_raw(&line);
+    finish(rt);
+    std::process::exit(101)
+}
+
+/// Buffered stdout (flushed at finish and before a trap); stderr is written directly.
+#[no_mangle]
+pub extern "C" fn sspur_write_stdout(p: *const u8, len: usize) {
+    let rt = rt();
+    let data = unsafe { bytes(p, len) };
+    if rt.stdout.len() + data.len() > STDOUT_BUFFER {
+        flush(rt);
+    }
+    if data.len() >= STDOUT_BUFFER {
+        write_fd(1, data);
+    } else {
+        if rt.stdout.capacity() == 0 {
+            rt.stdout.reserve(STDOUT_BUFFER);
+        }
+        rt.stdout.extend_from_slice(data);
+    }
+}
+
+/// Writes to stderr at once (after nothing: stdout stays buffered).
+#[no_mangle]
+pub extern "C" fn sspur_write_stderr(p: *const u8, len: usize) {
+    write_stderr_raw(unsafe { bytes(p, len) });
+}
+
+/// Writes out the stdout buffer.
+#[no_mangle]
+pub extern "C" fn sspur_flush_stdout() {
+    flush(rt());
+}
+
+/// Flushes stdout and prints the reports asked for (SSPUR_GC_STATS, SSPUR_ALLOC_REPORT) to stderr. Called when main returns.
+#[no_mangle]
+pub extern "C" fn sspur_rt_finish() {
+    finish(rt());
+}
+
+const STDOUT_BUFFER: usize = 64 << 10;
+
+unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 || p.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p, len)
+    }
+}
+
+fn flush(rt: &mut Rt) {
+    if !rt.stdout.is_empty() {
+        write_fd(1, &rt.stdout);
+        rt.stdout.clear();
+    }
+}
+
+fn finish(rt: &mut Rt) {
+    flush(rt);
+    if rt.finished {
+        return;
+    }
+    rt.finished = true;
+    let report = crate::stats::exit_report(rt);
+    if !report.is_empty() {
+        write_stderr_raw(report.as_bytes());
+    }
+}
+
+pub(crate) fn write_stderr_raw(data: &[u8]) {
+    write_fd(2, data);
+}
+
+/// Writes all of `data`, retrying on EINTR; gives up silently on other
+/// errors (a closed pipe must not turn into a crash of the runtime).
+fn write_fd(fd: i32, mut data: &[u8]) {
+    while !data.is_empty() {
+        let n = unsafe { libc::write(fd, data.as_ptr() as *const libc::c_void, data.len()) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        data = &data[n as usize..];
+    }
+}
+
+/// Check mode's fatal error: flush, print, abort.
+pub(crate) fn abort_with(rt: &mut Rt, msg: &str) -> ! {
+    flush(rt);
+    write_stderr_raw(format!("{msg}\n").as_bytes());
+    std::process::abort()
+}

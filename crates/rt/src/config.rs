@@ -1,0 +1,233 @@
+//! The SSPUR_* settings, read once at start-up. A bad value is an error,
+//! never a silent default, so a typo in a test's environment cannot quietly
+//! turn a check off.
+
+/// How frees behave (`SSPUR_MEM`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemMode {
+    /// Frees at last use reuse the block.
+    Default,
+    /// Every free is a no-op; only the collector reclaims memory.
+    Gc,
+    /// Frees fill 0xA5 and quarantine; double frees abort; collections audit.
+    Check,
+}
+
+/// What `SSPUR_GC_STATS` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatsMode {
+    Off,
+    /// `=1`: the summary lines at exit.
+    Summary,
+    /// `=sites`: the summary plus the sites whose blocks the collector got.
+    Sites,
+}
+
+/// All runtime settings; [`Settings::DEFAULT`] is what an empty environment gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub mem: MemMode,
+    pub gc_stats: StatsMode,
+    /// Collect before the heap grows past max(this, factor x live).
+    pub gc_min_bytes: usize,
+    pub gc_factor: f64,
+    /// Collect every this many bytes of allocation (0 = off).
+    pub stress_bytes: usize,
+    pub alloc_report: bool,
+    /// The n-th allocation attempt fails (0 = never).
+    pub fail_alloc_at: u64,
+}
+
+impl Settings {
+    pub const DEFAULT: Settings = Settings {
+        mem: MemMode::Default,
+        gc_stats: StatsMode::Off,
+        gc_min_bytes: 256 << 20,
+        gc_factor: 4.0,
+        stress_bytes: 0,
+        alloc_report: false,
+        fail_alloc_at: 0,
+    };
+
+    /// Whether anything reads the allocation counters. This is the single
+    /// flag of the "counting only when read" rule.
+    pub fn counting(&self) -> bool {
+        self.gc_stats != StatsMode::Off
+            || self.alloc_report
+            || self.fail_alloc_at != 0
+            || self.stress_bytes != 0
+            || self.mem == MemMode::Check
+    }
+
+    /// Whether each block remembers its allocation site.
+    pub fn track_sites(&self) -> bool {
+        self.gc_stats == StatsMode::Sites || self.mem == MemMode::Check
+    }
+
+    /// Parses the settings from an environment lookup (`std::env::var` in
+    /// production, a table in tests).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Settings, String> {
+        let mut s = Settings::DEFAULT;
+        if let Some(v) = get("SSPUR_MEM") {
+            s.mem = match v.as_str() {
+                "" => MemMode::Default,
+                "gc" => MemMode::Gc,
+                "check" => MemMode::Check,
+                _ => return Err(bad("SSPUR_MEM", &v, "expected `gc` or `check` (or unset)")),
+            };
+        }
+        if let Some(v) = get("SSPUR_GC_STATS") {
+            s.gc_stats = match v.as_str() {
+                "0" | "" => StatsMode::Off,
+                "1" => StatsMode::Summary,
+                "sites" => StatsMode::Sites,
+                _ => return Err(bad("SSPUR_GC_STATS", &v, "expected `1` or `sites`")),
+            };
+        }
+        if let Some(v) = get("SSPUR_GC_MIN_MB") {
+            let mb: usize = v
+                .parse()
+                .ok()
+                .filter(|&mb: &usize| mb <= 1 << 30)
+                .ok_or_else(|| {
+                    bad(
+                        "SSPUR_GC_MIN_MB",
+                        &v,
+                        "expected a whole number of megabytes",
+                    )
+                })?;
+            s.gc_min_bytes = mb << 20;
+        }
+        if let Some(v) = get("SSPUR_GC_FACTOR") {
+            s.gc_factor = v
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite() && *f >= 1.0 && *f <= 1000.0)
+                .ok_or_else(|| bad("SSPUR_GC_FACTOR", &v, "expected a number from 1 to 1000"))?;
+        }
+        if let Some(v) = get("SSPUR_GC_STRESS") {
+            let kb: usize = v
+                .parse()
+                .ok()
+                .filter(|kb: &usize| (1..=1 << 30).contains(kb))
+                .ok_or_else(|| {
+                    bad(
+                        "SSPUR_GC_STRESS",
+                        &v,
+                        "expected a positive number of kilobytes",
+                    )
+                })?;
+            s.stress_bytes = kb << 10;
+        }
+        if let Some(v) = get("SSPUR_ALLOC_REPORT") {
+            s.alloc_report = match v.as_str() {
+                "1" => true,
+                "0" | "" => false,
+                _ => return Err(bad("SSPUR_ALLOC_REPORT", &v, "expected `1` or `0`")),
+            };
+        }
+        if let Some(v) = get("SSPUR_FAIL_ALLOC_AT") {
+            s.fail_alloc_at = v.parse().ok().filter(|&n: &u64| n >= 1).ok_or_else(|| {
+                bad(
+                    "SSPUR_FAIL_ALLOC_AT",
+                    &v,
+                    "expected a positive whole number",
+                )
+            })?;
+        }
+        Ok(s)
+    }
+
+    /// Reads the process environment. A variable that is not UTF-8 is an error.
+    pub fn from_env() -> Result<Settings, String> {
+        let bad_utf8 = std::cell::Cell::new(None);
+        let s = Settings::from_lookup(|name| match std::env::var(name) {
+            Ok(v) => Some(v),
+            Err(std::env::VarError::NotPresent) => None,
+            Err(std::env::VarError::NotUnicode(_)) => {
+                bad_utf8.set(Some(name.to_string()));
+                None
+            }
+        })?;
+        match bad_utf8.into_inner() {
+            Some(name) => Err(format!("invalid {name}: not valid UTF-8")),
+            None => Ok(s),
+        }
+    }
+}
+
+fn bad(name: &str, value: &str, expected: &str) -> String {
+    format!("invalid {name}={value:?}: {expected}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<Settings, String> {
+        Settings::from_lookup(|name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn empty_environment_gives_defaults() {
+        let s = parse(&[]).unwrap();
+        assert_eq!(s, Settings::DEFAULT);
+        assert!(!s.counting());
+    }
+
+    #[test]
+    fn good_values() {
+        let cases: &[(&[(&str, &str)], fn(&Settings) -> bool)] = &[
+            (&[("SSPUR_MEM", "gc")], |s| {
+                s.mem == MemMode::Gc && !s.counting()
+            }),
+            (&[("SSPUR_MEM", "check")], |s| {
+                s.mem == MemMode::Check && s.counting() && s.track_sites()
+            }),
+            (&[("SSPUR_GC_STATS", "1")], |s| {
+                s.gc_stats == StatsMode::Summary && s.counting()
+            }),
+            (&[("SSPUR_GC_STATS", "sites")], |s| s.track_sites()),
+            (&[("SSPUR_GC_MIN_MB", "8")], |s| s.gc_min_bytes == 8 << 20),
+            (&[("SSPUR_GC_FACTOR", "2.5")], |s| s.gc_factor == 2.5),
+            (&[("SSPUR_GC_STRESS", "4")], |s| {
+                s.stress_bytes == 4096 && s.counting()
+            }),
+            (&[("SSPUR_ALLOC_REPORT", "1")], |s| {
+                s.alloc_report && s.counting()
+            }),
+            (&[("SSPUR_FAIL_ALLOC_AT", "3")], |s| {
+                s.fail_alloc_at == 3 && s.counting()
+            }),
+        ];
+        for (env, ok) in cases {
+            let s = parse(env).unwrap();
+            assert!(ok(&s), "{env:?} gave {s:?}");
+        }
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        let cases: &[(&str, &str)] = &[
+            ("SSPUR_MEM", "gcc"),
+            ("SSPUR_GC_STATS", "yes"),
+            ("SSPUR_GC_MIN_MB", "-1"),
+            ("SSPUR_GC_MIN_MB", "lots"),
+            ("SSPUR_GC_FACTOR", "0.5"),
+            ("SSPUR_GC_FACTOR", "nan"),
+            ("SSPUR_GC_STRESS", "0"),
+            ("SSPUR_ALLOC_REPORT", "true"),
+            ("SSPUR_FAIL_ALLOC_AT", "0"),
+            ("SSPUR_FAIL_ALLOC_AT", "x"),
+        ];
+        for (k, v) in cases {
+            let err = parse(&[(k, v)]).unwrap_err();
+            assert!(err.starts_with(&format!("invalid {k}=")), "{err}");
+        }
+    }
+}

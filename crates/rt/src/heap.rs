@@ -1,0 +1,761 @@
+//! The heap: size classes, 64 KB pages carved from aligned reservations, the
+//! page map, bump and free-list allocation, large blocks and their cache.
+//!
+//! Invariant between collections: a small block's `alloc` bit is set when it
+//! is handed out *or* sits on a free list, except blocks handed out from the
+//! class's current bump page, which are recorded lazily (`flush_cursors`).
+//! Each collection first flushes the cursors and moves the free lists back
+//! into the bits, so from then on the bits are exact.
+
+use std::ptr;
+
+/// Bytes per page; pages are aligned to this.
+pub const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
+pub const PAGE_SHIFT: usize = 16;
+/// Largest small block; bigger requests get their own pages.
+pub const MAX_SMALL: usize = 32 << 10;
+/// Number of small size classes (16..=128 by 16, then four per power of two).
+pub const NUM_CLASSES: usize = 40;
+/// Data bytes a freed large block may keep mapped for reuse.
+pub const LARGE_CACHE_LIMIT: usize = 64 << 20;
+/// Pages reserved from the OS at a time.
+const RESERVATION_PAGES: usize = 64;
+/// Bitmap words per page: the smallest class has 4096 blocks per page.
+const BITMAP_WORDS: usize = PAGE_SIZE / 16 / 64;
+const TOP_BITS: usize = 47 - PAGE_SHIFT - LEAF_BITS;
+const LEAF_BITS: usize = 16;
+/// `Page::class` of a large block.
+pub const LARGE: u8 = u8::MAX;
+
+/// Block kinds: data blocks are never scanned, pointer blocks are zeroed and scanned.
+pub const DATA: usize = 0;
+pub const POINTER: usize = 1;
+
+/// The block size of each small class.
+pub const CLASS_SIZES: [usize; NUM_CLASSES] = class_sizes();
+
+const fn class_sizes() -> [usize; NUM_CLASSES] {
+    let mut out = [0; NUM_CLASSES];
+    let mut c = 0;
+    while c < 8 {
+        out[c] = 16 * (c + 1);
+        c += 1;
+    }
+    while c < NUM_CLASSES {
+        let group = (c - 8) / 4; // 0 for 129..=256
+        let pow = 128usize << group;
+        out[c] = pow + (pow / 4) * ((c - 8) % 4 + 1);
+        c += 1;
+    }
+    out
+}
+
+/// The smallest class whose blocks hold `size` bytes (`size <= MAX_SMALL`).
+#[inline(always)]
+pub const fn class_of(size: usize) -> usize {
+    if size <= 128 {
+        if size == 0 {
+            0
+        } else {
+            (size - 1) >> 4
+        }
+    } else {
+        let s = size - 1;
+        let b = (usize::BITS - 1 - s.leading_zeros()) as usize; // 2^b <= s < 2^(b+1)
+        let idx = (s - (1 << b)) >> (b - 2);
+        8 + (b - 7) * 4 + idx
+    }
+}
+
+/// Per-page metadata. Lives in ordinary Rust memory: it is never reachable
+/// from the program, only from the page map.
+pub struct Page {
+    pub base: usize,
+    /// Bytes of each block (a large block's whole mapping).
+    pub block_size: usize,
+    /// ceil(2^32 / block_size): block index = offset * recip >> 32, exact below 64 KB.
+    pub recip: u64,
+    pub nblocks: usize,
+    pub class: u8,
+    pub kind: u8,
+    /// Whether the descriptor describes mapped memory (false: on the free id list).
+    pub in_use: bool,
+    /// A freed large block parked in the cache.
+    pub cached: bool,
+    pub alloc: [u64; BITMAP_WORDS],
+    pub mark: [u64; BITMAP_WORDS],
+    /// Check mode: freed, filled with 0xA5, never reused.
+    pub quarantine: [u64; BITMAP_WORDS],
+    /// Allocation site per block, when sites are tracked.
+    pub sites: Vec<u32>,
+    /// Allocation sequence number per block (stats-full lifetime histogram).
+    pub births: Vec<u64>,
+}
+
+impl Page {
+    #[inline(always)]
+    pub fn index_of(&self, addr: usize) -> usize {
+        if self.class == LARGE {
+            0
+        } else {
+            (((addr - self.base) as u64 * self.recip) >> 32) as usize
+        }
+    }
+    #[inline(always)]
+    pub fn bit(bits: &[u64; BITMAP_WORDS], i: usize) -> bool {
+        bits[i / 64] >> (i % 64) & 1 != 0
+    }
+    #[inline(always)]
+    pub fn set(bits: &mut [u64; BITMAP_WORDS], i: usize) {
+        bits[i / 64] |= 1 << (i % 64);
+    }
+    #[inline(always)]
+    pub fn clear(bits: &mut [u64; BITMAP_WORDS], i: usize) {
+        bits[i / 64] &= !(1 << (i % 64));
+    }
+    pub fn block_addr(&self, i: usize) -> usize {
+        self.base + i * self.block_size
+    }
+    /// Bytes of address space the page (or large block) covers.
+    pub fn span(&self) -> usize {
+        if self.class == LARGE {
+            self.block_size
+        } else {
+            PAGE_SIZE
+        }
+    }
+}
+
+/// The allocation state of one (kind, class) pair.
+#[derive(Clone, Copy)]
+pub struct ClassState {
+    pub bump: usize,
+    pub end: usize,
+    /// Start of the bump range not yet recorded in the page's alloc bits.
+    pub bump_start: usize,
+    /// Page id + 1 of the bump page, 0 when none.
+    pub page: u32,
+    /// Head of the LIFO free list; the link is the block's first word.
+    pub free: usize,
+}
+
+impl ClassState {
+    const EMPTY: ClassState = ClassState {
+        bump: 0,
+        end: 0,
+        bump_start: 0,
+        page: 0,
+        free: 0,
+    };
+}
+
+/// Statistics of the compile-time tiers (`stats-basic`, `stats-full`);
+/// fields a tier does not maintain stay zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TierStats {
+    pub fast_allocs: u64,
+    pub slow_allocs: u64,
+    pub frees: u64,
+    pub pages_committed: u64,
+    pub pages_released: u64,
+    /// Allocations per small class; the last entry counts large blocks.
+    pub class_histogram: [u64; NUM_CLASSES + 1],
+    /// Blocks by allocations survived: entry i counts lifetimes in [2^(i-1), 2^i).
+    pub lifetime_histogram: [u64; 48],
+}
+
+impl Default for TierStats {
+    fn default() -> Self {
+        TierStats::ZERO
+    }
+}
+
+impl TierStats {
+    pub const ZERO: TierStats = TierStats {
+        fast_allocs: 0,
+        slow_allocs: 0,
+        frees: 0,
+        pages_committed: 0,
+        pages_released: 0,
+        class_histogram: [0; NUM_CLASSES + 1],
+        lifetime_histogram: [0; 48],
+    };
+}
+
+/// The whole heap. One instance, owned by the runtime state.
+pub struct Heap {
+    pub classes: [ClassState; 2 * NUM_CLASSES],
+    /// Pages with free blocks found by the last sweep, per (kind, class).
+    pub partial: [Vec<u32>; 2 * NUM_CLASSES],
+    pub pages: Vec<Page>,
+    free_ids: Vec<u32>,
+    /// Released 64 KB pages (madvised away) ready to be committed again.
+    free_pages: Vec<usize>,
+    res_cur: usize,
+    res_end: usize,
+    reservations: Vec<(usize, usize)>,
+    /// Page ids of cached large data blocks, and their bytes.
+    pub large_cache: Vec<u32>,
+    pub cache_bytes: usize,
+    /// Page map: top level indexed by addr >> 32, leaves of page id + 1.
+    top: [*mut u32; 1 << TOP_BITS],
+    pub lo: usize,
+    pub hi: usize,
+    /// Bytes of committed pages and large blocks (cached ones included).
+    pub committed: usize,
+    pub peak: usize,
+    pub tier: TierStats,
+    pub alloc_seq: u64,
+    pub track_sites: bool,
+    /// Whether the collector may run (the stack base is known, not inside a collection).
+    pub gc_ready: bool,
+    pub want_gc: bool,
+    pub gc_threshold: usize,
+}
+
+/// Which order `alloc_small` tries its two fast sources in; the benchmark
+/// `alloc_order` measures both and the faster one is the default.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Order {
+    BumpFirst,
+    FreeListFirst,
+}
+
+pub const DEFAULT_ORDER: Order = Order::BumpFirst;
+
+impl Heap {
+    pub const fn new() -> Heap {
+        Heap {
+            classes: [ClassState::EMPTY; 2 * NUM_CLASSES],
+            partial: [const { Vec::new() }; 2 * NUM_CLASSES],
+            pages: Vec::new(),
+            free_ids: Vec::new(),
+            free_pages: Vec::new(),
+            res_cur: 0,
+            res_end: 0,
+            reservations: Vec::new(),
+            large_cache: Vec::new(),
+            cache_bytes: 0,
+            top: [ptr::null_mut(); 1 << TOP_BITS],
+            lo: usize::MAX,
+            hi: 0,
+            committed: 0,
+            peak: 0,
+            tier: TierStats::ZERO,
+            alloc_seq: 0,
+            track_sites: false,
+            gc_ready: false,
+            want_gc: false,
+            gc_threshold: usize::MAX,
+        }
+    }
+
+    // ---- page map ----
+
+    /// Page id + 1 of the page covering `addr`, 0 outside the heap. O(1).
+    #[inline(always)]
+    pub fn map_get(&self, addr: usize) -> u32 {
+        let key = addr >> PAGE_SHIFT;
+        let t = key >> LEAF_BITS;
+        if t >= 1 << TOP_BITS {
+            return 0;
+        }
+        let leaf = self.top[t];
+        if leaf.is_null() {
+            return 0;
+        }
+        unsafe { *leaf.add(key & ((1 << LEAF_BITS) - 1)) }
+    }
+
+    fn map_set(&mut self, addr: usize, val: u32) -> bool {
+        let key = addr >> PAGE_SHIFT;
+        let t = key >> LEAF_BITS;
+        if t >= 1 << TOP_BITS {
+            return false;
+        }
+        if self.top[t].is_null() {
+            match os_map(4 << LEAF_BITS) {
+                Some(p) => self.top[t] = p as *mut u32,
+                None => return false,
+            }
+        }
+        unsafe { *self.top[t].add(key & ((1 << LEAF_BITS) - 1)) = val };
+        true
+    }
+
+    /// The block holding `addr`: (page id, block index), allocated blocks only
+    /// (blocks on a free list count as allocated between collections).
+    #[inline]
+    pub fn lookup(&self, addr: usize) -> Option<(usize, usize)> {
+        let id = self.map_get(addr);
+        if id == 0 {
+            return None;
+        }
+        let id = id as usize - 1;
+        let page = &self.pages[id];
+        let i = page.index_of(addr);
+        if i >= page.nblocks || page.cached {
+            return None;
+        }
+        if Page::bit(&page.alloc, i) {
+            return Some((id, i));
+        }
+        if page.class != LARGE {
+            let cs = &self.classes[page.kind as usize * NUM_CLASSES + page.class as usize];
+            let block = page.block_addr(i);
+            if cs.page as usize == id + 1 && block >= cs.bump_start && block < cs.bump {
+                return Some((id, i));
+            }
+        }
+        None
+    }
+
+    /// Base and usable size of the block holding `addr`.
+    pub fn block_of(&self, addr: usize) -> Option<(usize, usize)> {
+        self.lookup(addr).map(|(id, i)| {
+            let p = &self.pages[id];
+            (p.block_addr(i), p.block_size)
+        })
+    }
+
+    // ---- allocation ----
+
+    /// Allocates `size` bytes of `kind`. Null when the OS refuses memory, or
+    /// when pacing wants a collection first (then `want_gc` is set and the
+    /// caller collects and retries).
+    #[inline(always)]
+    pub fn alloc(&mut self, size: usize, kind: usize, order: Order) -> *mut u8 {
+        if size <= MAX_SMALL {
+            self.alloc_small(kind, class_of(size), order)
+        } else {
+            self.alloc_large(size, kind)
+        }
+    }
+
+    #[inline(always)]
+    fn alloc_small(&mut self, kind: usize, class: usize, order: Order) -> *mut u8 {
+        let k = kind * NUM_CLASSES + class;
+        let size = CLASS_SIZES[class];
+        let cs = &mut self.classes[k];
+        if order == Order::FreeListFirst {
+            let f = cs.free;
+            if f != 0 {
+                return self.pop_free(k, kind);
+            }
+        }
+        let p = cs.bump;
+        if p + size <= cs.end {
+            cs.bump = p + size;
+            #[cfg(feature = "stats-basic")]
+            {
+                self.tier.fast_allocs += 1;
+            }
+            return p as *mut u8;
+        }
+        if order == Order::BumpFirst && cs.free != 0 {
+            return self.pop_free(k, kind);
+        }
+        self.alloc_slow(kind, class)
+    }
+
+    #[inline(always)]
+    fn pop_free(&mut self, k: usize, kind: usize) -> *mut u8 {
+        let cs = &mut self.classes[k];
+        let f = cs.free;
+        unsafe {
+            cs.free = *(f as *const usize);
+            if kind == POINTER {
+                *(f as *mut usize) = 0;
+            }
+        }
+        #[cfg(feature = "stats-basic")]
+        {
+            self.tier.fast_allocs += 1;
+        }
+        f as *mut u8
+    }
+
+    #[inline(never)]
+    fn alloc_slow(&mut self, kind: usize, class: usize) -> *mut u8 {
+        #[cfg(feature = "stats-basic")]
+        {
+            self.tier.slow_allocs += 1;
+        }
+        let k = kind * NUM_CLASSES + class;
+        self.flush_cursor(k);
+        if self.classes[k].free != 0 {
+            return self.pop_free_uncounted(k, kind);
+        }
+        // A page the last sweep left with free blocks: thread them.
+        while let Some(id) = self.partial[k].pop() {
+            if self.thread_page(id as usize, k) {
+                return self.pop_free_uncounted(k, kind);
+            }
+        }
+        if self.wants_gc(PAGE_SIZE) {
+            return ptr::null_mut();
+        }
+        let Some(base) = self.take_page() else {
+            return ptr::null_mut();
+        };
+        let size = CLASS_SIZES[class];
+        let nblocks = PAGE_SIZE / size;
+        let Some(id) = self.new_page(base, size, nblocks, class as u8, kind as u8, 1) else {
+            self.free_pages.push(base);
+            return ptr::null_mut();
+        };
+        let cs = &mut self.classes[k];
+        cs.page = id as u32 + 1;
+        cs.bump = base + size;
+        cs.bump_start = base;
+        cs.end = base + nblocks * size;
+        base as *mut u8
+    }
+
+    fn pop_free_uncounted(&mut self, k: usize, kind: usize) -> *mut u8 {
+        let p = self.pop_free(k, kind);
+        #[cfg(feature = "stats-basic")]
+        {
+            self.tier.fast_allocs -= 1;
+        }
+        p
+    }
+
+    /// Puts the free blocks of a swept page on its class's free list,
+    /// lowest address first out. False if it had none.
+    fn thread_page(&mut self, id: usize, k: usize) -> bool {
+        let page = &mut self.pages[id];
+        if !page.in_use {
+            return false;
+        }
+        let mut head = self.classes[k].free;
+        let mut any = false;
+        for i in (0..page.nblocks).rev() {
+            if !Page::bit(&page.alloc, i) {
+                Page::set(&mut page.alloc, i);
+                let b = page.block_addr(i);
+                unsafe { *(b as *mut usize) = head };
+                head = b;
+                any = true;
+            }
+        }
+        self.classes[k].free = head;
+        any
+    }
+
+    /// Records the class's pending bump range in its page's alloc bits and
+    /// drops the cursor (the rest of the page is then free by its bits).
+    pub fn flush_cursor(&mut self, k: usize) {
+        let cs = self.classes[k];
+        if cs.page != 0 {
+            let page = &mut self.pages[cs.page as usize - 1];
+            let mut b = cs.bump_start;
+            while b < cs.bump {
+                let i = page.index_of(b);
+                Page::set(&mut page.alloc, i);
+                b += page.block_size;
+            }
+        }
+        let cs = &mut self.classes[k];
+        cs.page = 0;
+        cs.bump = 0;
+        cs.end = 0;
+        cs.bump_start = 0;
+    }
+
+    fn alloc_large(&mut self, size: usize, kind: usize) -> *mut u8 {
+        #[cfg(feature = "stats-basic")]
+        {
+            self.tier.slow_allocs += 1;
+        }
+        let Some(bytes) = size
+            .checked_add(PAGE_SIZE - 1)
+            .map(|s| s & !(PAGE_SIZE - 1))
+        else {
+            return ptr::null_mut();
+        };
+        if kind == DATA {
+            if let Some(pos) = self
+                .large_cache
+                .iter()
+                .position(|&id| self.pages[id as usize].block_size == bytes)
+            {
+                let id = self.large_cache.swap_remove(pos) as usize;
+                self.cache_bytes -= bytes;
+                let page = &mut self.pages[id];
+                page.cached = false;
+                Page::set(&mut page.alloc, 0);
+                return page.base as *mut u8;
+            }
+        }
+        self.release_cache();
+        if self.wants_gc(bytes) {
+            return ptr::null_mut();
+        }
+        let Some(base) = os_map_aligned(bytes) else {
+            return ptr::null_mut();
+        };
+        match self.new_page(base, bytes, 1, LARGE, kind as u8, bytes / PAGE_SIZE) {
+            Some(id) => {
+                Page::set(&mut self.pages[id].alloc, 0);
+                base as *mut u8
+            }
+            None => {
+                os_unmap(base, bytes);
+                ptr::null_mut()
+            }
+        }
+    }
+
+    /// Pacing: whether growing by `need` bytes passes the threshold. Sets
+    /// `want_gc` for the caller.
+    fn wants_gc(&mut self, need: usize) -> bool {
+        if self.gc_ready && self.committed + need > self.gc_threshold {
+            self.want_gc = true;
+            return true;
+        }
+        false
+    }
+
+    /// Unmaps every cached large block (a request the cache could not serve).
+    pub fn release_cache(&mut self) {
+        while let Some(id) = self.large_cache.pop() {
+            self.release_large(id as usize);
+        }
+        self.cache_bytes = 0;
+    }
+
+    /// Makes a descriptor for fresh memory and maps its pages.
+    fn new_page(
+        &mut self,
+        base: usize,
+        block_size: usize,
+        nblocks: usize,
+        class: u8,
+        kind: u8,
+        npages: usize,
+    ) -> Option<usize> {
+        let page = Page {
+            base,
+            block_size,
+            recip: (1u64 << 32).div_ceil(block_size.min(1 << 32) as u64),
+            nblocks,
+            class,
+            kind,
+            in_use: true,
+            cached: false,
+            alloc: [0; BITMAP_WORDS],
+            mark: [0; BITMAP_WORDS],
+            quarantine: [0; BITMAP_WORDS],
+            sites: if self.track_sites {
+                vec![0; nblocks]
+            } else {
+                Vec::new()
+            },
+            births: if cfg!(feature = "stats-full") {
+                vec![0; nblocks]
+            } else {
+                Vec::new()
+            },
+        };
+        let id = match self.free_ids.pop() {
+            Some(id) => {
+                self.pages[id as usize] = page;
+                id as usize
+            }
+            None => {
+                self.pages.push(page);
+                self.pages.len() - 1
+            }
+        };
+        for p in 0..npages {
+            if !self.map_set(base + p * PAGE_SIZE, id as u32 + 1) {
+                for q in 0..p {
+                    self.map_set(base + q * PAGE_SIZE, 0);
+                }
+                self.pages[id].in_use = false;
+                self.free_ids.push(id as u32);
+                return None;
+            }
+        }
+        let span = npages * PAGE_SIZE;
+        self.lo = self.lo.min(base);
+        self.hi = self.hi.max(base + span);
+        self.committed += span;
+        self.peak = self.peak.max(self.committed);
+        #[cfg(feature = "stats-basic")]
+        {
+            self.tier.pages_committed += npages as u64;
+        }
+        Some(id)
+    }
+
+    fn take_page(&mut self) -> Option<usize> {
+        if let Some(p) = self.free_pages.pop() {
+            return Some(p);
+        }
+        if self.res_cur == self.res_end {
+            let len = RESERVATION_PAGES * PAGE_SIZE;
+            let base = os_map_aligned(len)?;
+            self.reservations.push((base, len));
+            self.res_cur = base;
+            self.res_end = base + len;
+        }
+        let p = self.res_cur;
+        self.res_cur += PAGE_SIZE;
+        Some(p)
+    }
+
+    fn unmap_descriptor(&mut self, id: usize) {
+        let page = &mut self.pages[id];
+        let (base, span) = (page.base, page.span());
+        page.in_use = false;
+        page.cached = false;
+        page.sites = Vec::new();
+        page.births = Vec::new();
+        for p in (0..span).step_by(PAGE_SIZE) {
+            self.map_set(base + p, 0);
+        }
+        self.free_ids.push(id as u32);
+        self.committed -= span;
+        #[cfg(feature = "stats-basic")]
+        {
+            self.tier.pages_released += (span / PAGE_SIZE) as u64;
+        }
+    }
+
+    /// Returns an empty small page's memory to the OS; its address is reused.
+    pub fn release_small(&mut self, id: usize) {
+        let base = self.pages[id].base;
+        self.unmap_descriptor(id);
+        unsafe { libc::madvise(base as *mut libc::c_void, PAGE_SIZE, libc::MADV_DONTNEED) };
+        self.free_pages.push(base);
+    }
+
+    pub fn release_large(&mut self, id: usize) {
+        let (base, span) = (self.pages[id].base, self.pages[id].span());
+        self.unmap_descriptor(id);
+        os_unmap(base, span);
+    }
+
+    // ---- free ----
+
+    /// Frees the allocated block (page `id`, index `i`): zeroes a pointer
+    /// block, pushes a small one on its LIFO list, caches or unmaps a large one.
+    pub fn free_block(&mut self, id: usize, i: usize) {
+        #[cfg(feature = "stats-basic")]
+        {
+            self.tier.frees += 1;
+        }
+        #[cfg(feature = "stats-full")]
+        self.record_death(id, i);
+        let page = &mut self.pages[id];
+        let base = page.block_addr(i);
+        if page.class == LARGE {
+            if page.kind as usize == DATA && self.cache_bytes + page.block_size <= LARGE_CACHE_LIMIT
+            {
+                Page::clear(&mut page.alloc, 0);
+                page.cached = true;
+                self.cache_bytes += page.block_size;
+                self.large_cache.push(id as u32);
+            } else {
+                self.release_large(id);
+            }
+            return;
+        }
+        if page.kind as usize == POINTER {
+            unsafe { ptr::write_bytes(base as *mut u8, 0, page.block_size) };
+        }
+        let k = page.kind as usize * NUM_CLASSES + page.class as usize;
+        let cs = &mut self.classes[k];
+        unsafe { *(base as *mut usize) = cs.free };
+        cs.free = base;
+    }
+
+    #[cfg(feature = "stats-full")]
+    pub fn record_birth(&mut self, p: usize) {
+        self.alloc_seq += 1;
+        if let Some((id, i)) = self.lookup(p) {
+            let page = &mut self.pages[id];
+            page.births[i] = self.alloc_seq;
+            let c = if page.class == LARGE {
+                NUM_CLASSES
+            } else {
+                page.class as usize
+            };
+            self.tier.class_histogram[c] += 1;
+        }
+    }
+
+    #[cfg(feature = "stats-full")]
+    pub fn record_death(&mut self, id: usize, i: usize) {
+        let born = self.pages[id].births[i];
+        let survived = self.alloc_seq - born;
+        let bucket = (u64::BITS - survived.leading_zeros()) as usize;
+        self.tier.lifetime_histogram[bucket.min(47)] += 1;
+    }
+
+    /// Returns every mapping to the OS (used between tests).
+    pub fn release_all(&mut self) {
+        for id in 0..self.pages.len() {
+            if self.pages[id].in_use && self.pages[id].class == LARGE {
+                self.release_large(id);
+            }
+        }
+        for &(base, len) in &self.reservations {
+            os_unmap(base, len);
+        }
+        for leaf in self.top.iter_mut() {
+            if !leaf.is_null() {
+                os_unmap(*leaf as usize, 4 << LEAF_BITS);
+                *leaf = ptr::null_mut();
+            }
+        }
+        *self = Heap::new();
+    }
+}
+
+impl Default for Heap {
+    fn default() -> Self {
+        Heap::new()
+    }
+}
+
+// ---- OS memory ----
+
+fn os_map(len: usize) -> Option<usize> {
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        None
+    } else {
+        Some(p as usize)
+    }
+}
+
+/// Maps `len` bytes (a multiple of PAGE_SIZE) aligned to PAGE_SIZE.
+fn os_map_aligned(len: usize) -> Option<usize> {
+    let total = len.checked_add(PAGE_SIZE)?;
+    let raw = os_map(total)?;
+    let base = (raw + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
+    if base > raw {
+        os_unmap(raw, base - raw);
+    }
+    let tail = raw + total - (base + len);
+    if tail > 0 {
+        os_unmap(base + len, tail);
+    }
+    Some(base)
+}
+
+fn os_unmap(addr: usize, len: usize) {
+    unsafe { libc::munmap(addr as *mut libc::c_void, len) };
+}

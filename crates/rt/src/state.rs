@@ -1,0 +1,352 @@
+//! The runtime's single global state and the allocation and free paths that
+//! add counting, sites, modes and pacing around the heap.
+//!
+//! The runtime is single-threaded: compiled code runs on one thread, and the
+//! state is a plain `UnsafeCell`, so the hot paths hold no atomic operation.
+
+use std::cell::UnsafeCell;
+use std::collections::BTreeMap;
+
+use crate::config::{MemMode, Settings};
+use crate::heap::{Heap, DEFAULT_ORDER, LARGE};
+
+/// Counters behind the one "counting" flag; untouched when it is clear.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Allocation attempts (successful or not).
+    pub attempts: u64,
+    pub alloc_blocks: u64,
+    pub alloc_bytes: u64,
+    /// Blocks freed by compiled drops (`sspur_free`, `sspur_free_strs`).
+    pub freed_last_use_blocks: u64,
+    pub freed_last_use_bytes: u64,
+    /// Blocks the runtime freed itself (`free_temp`).
+    pub freed_internal_blocks: u64,
+    pub freed_internal_bytes: u64,
+    /// Blocks reclaimed by sweeps.
+    pub collected_blocks: u64,
+    pub collected_bytes: u64,
+    /// Bytes allocated since the last stress collection.
+    pub stress_bytes: u64,
+}
+
+/// Per-site totals, kept when sites are tracked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SiteStat {
+    pub alloc_blocks: u64,
+    pub alloc_bytes: u64,
+    pub freed_blocks: u64,
+    pub freed_bytes: u64,
+}
+
+pub struct Rt {
+    pub heap: Heap,
+    pub settings: Settings,
+    pub initialized: bool,
+    pub finished: bool,
+    /// The "counting only when read" flag, decided before the first allocation.
+    pub counting: bool,
+    pub mode: MemMode,
+    /// One past the highest address of the program thread's stack (0 = unknown).
+    pub stack_base: usize,
+    pub roots: Vec<*const usize>,
+    pub counters: Counters,
+    pub collections: u64,
+    /// Live bytes after the last collection.
+    pub live_after_gc: usize,
+    pub site_names: Vec<String>,
+    pub sites: Vec<SiteStat>,
+    /// Check mode: free site of each quarantined block, by base address.
+    pub free_sites: BTreeMap<usize, u32>,
+    /// Check-mode findings so far (also printed to stderr as they happen).
+    pub reports: Vec<String>,
+    pub stdout: Vec<u8>,
+    pub in_gc: bool,
+}
+
+struct Global(UnsafeCell<Rt>);
+// SAFETY: the runtime is single-threaded by contract (one program thread).
+unsafe impl Sync for Global {}
+
+static RT: Global = Global(UnsafeCell::new(Rt::new()));
+
+/// The runtime state. Entry points take it once and pass it down, so no two
+/// live `&mut` overlap.
+#[inline(always)]
+#[allow(clippy::mut_from_ref)]
+pub fn rt() -> &'static mut Rt {
+    unsafe { &mut *RT.0.get() }
+}
+
+impl Rt {
+    pub const fn new() -> Rt {
+        Rt {
+            heap: Heap::new(),
+            settings: Settings::DEFAULT,
+            initialized: false,
+            finished: false,
+            counting: false,
+            mode: MemMode::Default,
+            stack_base: 0,
+            roots: Vec::new(),
+            counters: Counters {
+                attempts: 0,
+                alloc_blocks: 0,
+                alloc_bytes: 0,
+                freed_last_use_blocks: 0,
+                freed_last_use_bytes: 0,
+                freed_internal_blocks: 0,
+                freed_internal_bytes: 0,
+                collected_blocks: 0,
+                collected_bytes: 0,
+                stress_bytes: 0,
+            },
+            collections: 0,
+            live_after_gc: 0,
+            site_names: Vec::new(),
+            sites: Vec::new(),
+            free_sites: BTreeMap::new(),
+            reports: Vec::new(),
+            stdout: Vec::new(),
+            in_gc: false,
+        }
+    }
+
+    /// Applies settings and records the calling thread's stack base. Only the
+    /// first call counts: settings never change after the first allocation.
+    pub fn init(&mut self, settings: Settings) {
+        if self.initialized {
+            return;
+        }
+        self.initialized = true;
+        self.counting = settings.counting();
+        self.mode = settings.mem;
+        self.heap.track_sites = settings.track_sites();
+        self.heap.gc_threshold = settings.gc_min_bytes;
+        self.settings = settings;
+        self.stack_base = crate::gc::stack_base();
+        self.heap.gc_ready = self.stack_base != 0;
+    }
+
+    pub fn init_from_env(&mut self) {
+        if self.initialized {
+            return;
+        }
+        match Settings::from_env() {
+            Ok(s) => self.init(s),
+            Err(msg) => {
+                eprintln!("sspur: {msg}");
+                std::process::exit(2);
+            }
+        }
+    }
+
+    // ---- allocation ----
+
+    /// The allocation every entry point uses: null on failure.
+    #[inline(always)]
+    pub fn alloc(&mut self, size: usize, kind: usize, site: u32) -> *mut u8 {
+        if self.counting {
+            return self.alloc_counted(size, kind, site);
+        }
+        let p = self.heap.alloc(size, kind, DEFAULT_ORDER);
+        if !p.is_null() {
+            #[cfg(feature = "stats-full")]
+            self.heap.record_birth(p as usize);
+            return p;
+        }
+        self.alloc_retry(size, kind)
+    }
+
+    /// The slow path of a failed heap allocation: initialise on first use,
+    /// collect if pacing asked, and try again once.
+    #[inline(never)]
+    fn alloc_retry(&mut self, size: usize, kind: usize) -> *mut u8 {
+        if !self.initialized {
+            self.init_from_env();
+            if self.counting {
+                return self.alloc_counted(size, kind, 0);
+            }
+            return self.alloc(size, kind, 0);
+        }
+        if !self.heap.want_gc {
+            return std::ptr::null_mut();
+        }
+        self.heap.want_gc = false;
+        crate::gc::collect(self);
+        let ready = self.heap.gc_ready;
+        self.heap.gc_ready = false;
+        let p = self.heap.alloc(size, kind, DEFAULT_ORDER);
+        self.heap.gc_ready = ready;
+        #[cfg(feature = "stats-full")]
+        if !p.is_null() {
+            self.heap.record_birth(p as usize);
+        }
+        p
+    }
+
+    #[inline(never)]
+    fn alloc_counted(&mut self, size: usize, kind: usize, site: u32) -> *mut u8 {
+        if !self.initialized {
+            self.init_from_env();
+        }
+        let c = &mut self.counters;
+        c.attempts += 1;
+        if c.attempts == self.settings.fail_alloc_at {
+            return std::ptr::null_mut();
+        }
+        if self.settings.stress_bytes != 0 {
+            c.stress_bytes += size as u64;
+            if c.stress_bytes >= self.settings.stress_bytes as u64 {
+                c.stress_bytes = 0;
+                crate::gc::collect(self);
+            }
+        }
+        let mut p = self.heap.alloc(size, kind, DEFAULT_ORDER);
+        if p.is_null() {
+            p = self.alloc_retry(size, kind);
+            if p.is_null() {
+                return p;
+            }
+        } else {
+            #[cfg(feature = "stats-full")]
+            self.heap.record_birth(p as usize);
+        }
+        let Some((id, i)) = self.heap.lookup(p as usize) else {
+            return p;
+        };
+        let bytes = self.heap.pages[id].block_size as u64;
+        self.counters.alloc_blocks += 1;
+        self.counters.alloc_bytes += bytes;
+        if self.heap.track_sites {
+            self.heap.pages[id].sites[i] = site;
+            let s = self.site_stat(site);
+            s.alloc_blocks += 1;
+            s.alloc_bytes += bytes;
+        }
+        p
+    }
+
+    fn site_stat(&mut self, site: u32) -> &mut SiteStat {
+        let s = site as usize;
+        if self.sites.len() <= s {
+            self.sites.resize(s + 1, SiteStat::default());
+        }
+        &mut self.sites[s]
+    }
+
+    // ---- free ----
+
+    /// Frees the block holding `ptr`; `last_use` says a compiled drop asked.
+    #[inline(always)]
+    pub fn free(&mut self, ptr: usize, site: u32, last_use: bool) {
+        if self.mode != MemMode::Default || self.counting {
+            return self.free_special(ptr, site, last_use);
+        }
+        if let Some((id, i)) = self.heap.lookup(ptr) {
+            self.heap.free_block(id, i);
+        }
+    }
+
+    #[inline(never)]
+    fn free_special(&mut self, ptr: usize, site: u32, last_use: bool) {
+        if self.mode == MemMode::Gc {
+            return;
+        }
+        let found = if self.mode == MemMode::Check {
+            self.check_lookup(ptr, site)
+        } else {
+            self.heap.lookup(ptr)
+        };
+        let Some((id, i)) = found else {
+            return;
+        };
+        let bytes = self.heap.pages[id].block_size as u64;
+        if self.counting {
+            let c = &mut self.counters;
+            if last_use {
+                c.freed_last_use_blocks += 1;
+                c.freed_last_use_bytes += bytes;
+            } else {
+                c.freed_internal_blocks += 1;
+                c.freed_internal_bytes += bytes;
+            }
+            if self.heap.track_sites {
+                let alloc_site = self.heap.pages[id].sites[i];
+                let s = self.site_stat(alloc_site);
+                s.freed_blocks += 1;
+                s.freed_bytes += bytes;
+            }
+        }
+        if self.mode == MemMode::Check {
+            self.quarantine(id, i, site);
+        } else {
+            self.heap.free_block(id, i);
+        }
+    }
+
+    /// Check mode: the block to free, aborting on a double free.
+    fn check_lookup(&mut self, ptr: usize, site: u32) -> Option<(usize, usize)> {
+        let id = self.heap.map_get(ptr);
+        if id == 0 {
+            return None;
+        }
+        let id = id as usize - 1;
+        let page = &self.heap.pages[id];
+        let i = page.index_of(ptr);
+        if i >= page.nblocks {
+            return None;
+        }
+        if crate::heap::Page::bit(&page.quarantine, i) {
+            let base = page.block_addr(i);
+            let first = self.free_sites.get(&base).copied().unwrap_or(0);
+            let alloc_site = page.sites.get(i).copied().unwrap_or(0);
+            let msg = format!(
+                "sspur check: double free of a {}-byte block allocated at {}: freed at {}, freed again at {}",
+                page.block_size,
+                self.site_name(alloc_site),
+                self.site_name(first),
+                self.site_name(site)
+            );
+            crate::abi::abort_with(self, &msg);
+        }
+        self.heap.lookup(ptr)
+    }
+
+    /// Check mode: fill with 0xA5 and keep the block out of circulation.
+    fn quarantine(&mut self, id: usize, i: usize, site: u32) {
+        let page = &mut self.heap.pages[id];
+        let base = page.block_addr(i);
+        unsafe { std::ptr::write_bytes(base as *mut u8, 0xA5, page.block_size) };
+        crate::heap::Page::set(&mut page.quarantine, i);
+        crate::heap::Page::set(&mut page.alloc, i);
+        self.free_sites.insert(base, site);
+    }
+
+    pub fn site_name(&self, site: u32) -> String {
+        if site == 0 {
+            return "an unknown site".to_string();
+        }
+        match self.site_names.get(site as usize - 1) {
+            Some(name) => name.clone(),
+            None => format!("site {site}"),
+        }
+    }
+
+    /// Whether a quarantined block lives at page `id` index `i` (for reports).
+    pub fn is_large(&self, id: usize) -> bool {
+        self.heap.pages[id].class == LARGE
+    }
+
+    /// Returns all memory and forgets everything (tests start from here).
+    pub fn reset(&mut self) {
+        self.heap.release_all();
+        *self = Rt::new();
+    }
+}
+
+impl Default for Rt {
+    fn default() -> Self {
+        Rt::new()
+    }
+}

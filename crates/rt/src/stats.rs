@@ -1,0 +1,129 @@
+//! Statistics: the exit reports of SSPUR_GC_STATS and SSPUR_ALLOC_REPORT, and
+//! the snapshot API tests and tools read.
+//!
+//! Report lines (stable; tests grep them):
+//! ```text
+//! freed at last use: N blocks, B bytes
+//! left for the collector: N blocks, B bytes
+//! collected: N blocks, B bytes
+//! collections: N
+//! peak heap: B bytes
+//! ```
+
+use std::fmt::Write;
+
+use crate::config::StatsMode;
+use crate::heap::TierStats;
+use crate::state::{Counters, Rt};
+
+/// A snapshot of the runtime's statistics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    /// Whether the counters below are maintained (the "counting" flag).
+    pub counting: bool,
+    pub counters: Counters,
+    pub collections: u64,
+    /// Bytes of pages and large blocks mapped now, and at most.
+    pub heap_bytes: usize,
+    pub peak_heap_bytes: usize,
+    pub live_after_last_gc: usize,
+    /// Bytes of freed large data blocks kept for reuse.
+    pub large_cache_bytes: usize,
+    pub tier: TierStats,
+}
+
+impl Stats {
+    /// Blocks allocated and never freed by the program or the runtime: what
+    /// the collector had (or has) to reclaim.
+    pub fn left_for_collector(&self) -> (u64, u64) {
+        let c = &self.counters;
+        (
+            c.alloc_blocks - c.freed_last_use_blocks - c.freed_internal_blocks,
+            c.alloc_bytes - c.freed_last_use_bytes - c.freed_internal_bytes,
+        )
+    }
+    /// Blocks allocated and not yet freed or collected.
+    pub fn live_blocks(&self) -> u64 {
+        let c = &self.counters;
+        c.alloc_blocks - c.freed_last_use_blocks - c.freed_internal_blocks - c.collected_blocks
+    }
+}
+
+pub fn snapshot(rt: &Rt) -> Stats {
+    Stats {
+        counting: rt.counting,
+        counters: rt.counters,
+        collections: rt.collections,
+        heap_bytes: rt.heap.committed,
+        peak_heap_bytes: rt.heap.peak,
+        live_after_last_gc: rt.live_after_gc,
+        large_cache_bytes: rt.heap.cache_bytes,
+        tier: rt.heap.tier,
+    }
+}
+
+/// The text printed to stderr when the program finishes.
+pub fn exit_report(rt: &Rt) -> String {
+    let s = snapshot(rt);
+    let c = &s.counters;
+    let mut out = String::new();
+    if rt.settings.gc_stats != StatsMode::Off {
+        let (left_n, left_b) = s.left_for_collector();
+        let _ = writeln!(
+            out,
+            "freed at last use: {} blocks, {} bytes",
+            c.freed_last_use_blocks, c.freed_last_use_bytes
+        );
+        if c.freed_internal_blocks > 0 {
+            let _ = writeln!(
+                out,
+                "freed by the runtime: {} blocks, {} bytes",
+                c.freed_internal_blocks, c.freed_internal_bytes
+            );
+        }
+        let _ = writeln!(
+            out,
+            "left for the collector: {left_n} blocks, {left_b} bytes"
+        );
+        let _ = writeln!(
+            out,
+            "collected: {} blocks, {} bytes",
+            c.collected_blocks, c.collected_bytes
+        );
+        let _ = writeln!(out, "collections: {}", s.collections);
+        let _ = writeln!(out, "peak heap: {} bytes", s.peak_heap_bytes);
+        if cfg!(feature = "stats-basic") {
+            let t = &s.tier;
+            let _ = writeln!(
+                out,
+                "alloc paths: {} fast, {} slow; frees: {}; pages committed: {}, released: {}",
+                t.fast_allocs, t.slow_allocs, t.frees, t.pages_committed, t.pages_released
+            );
+        }
+        if rt.settings.gc_stats == StatsMode::Sites {
+            let mut sites: Vec<(u32, u64, u64)> = rt
+                .sites
+                .iter()
+                .enumerate()
+                .map(|(i, st)| {
+                    (
+                        i as u32,
+                        st.alloc_blocks - st.freed_blocks,
+                        st.alloc_bytes - st.freed_bytes,
+                    )
+                })
+                .filter(|&(_, n, _)| n > 0)
+                .collect();
+            sites.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
+            let _ = writeln!(out, "sites left for the collector:");
+            for (site, n, b) in sites {
+                let _ = writeln!(out, "  {}: {n} blocks, {b} bytes", rt.site_name(site));
+            }
+        }
+    }
+    if rt.settings.alloc_report {
+        let _ = writeln!(out, "alloc attempts: {}", c.attempts);
+        let _ = writeln!(out, "live blocks: {}", s.live_blocks());
+    }
+    out
+}
