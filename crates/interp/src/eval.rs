@@ -46,7 +46,23 @@ pub(crate) struct Frame<'p> {
     pub(crate) locals: Vec<Value>,
 }
 
+#[cold]
+fn no_body(prog: &Program, f: FnId) -> Box<Ctrl> {
+    Box::new(Ctrl::Fatal(format!(
+        "internal error: function `{}` has no body",
+        prog.items.fns[f].name
+    )))
+}
+
 impl<'p> Frame<'p> {
+    #[inline(never)]
+    fn with_args(prog: &'p Program, f: FnId, args: Vec<Value>) -> Frame<'p> {
+        let mut fr = Frame::new(prog, f);
+        for (p, a) in fr.body.params.iter().zip(args) {
+            fr.locals[idx(*p)] = a;
+        }
+        fr
+    }
     fn new(prog: &'p Program, f: FnId) -> Frame<'p> {
         let body = prog.body(f);
         Frame {
@@ -65,7 +81,7 @@ impl<'p> Frame<'p> {
 }
 
 /// Calls deeper than this trap with `stack overflow` whatever the stack left.
-pub(crate) const MAX_DEPTH: usize = 2_500_000;
+pub(crate) const MAX_DEPTH: usize = 1_500_000;
 /// Stack kept free below the budget for the work between two calls.
 const STACK_MARGIN: usize = 1 << 20;
 
@@ -278,27 +294,26 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
-    /// Calls top-level function `f`.
+    /// Calls top-level function `f`. Kept lean: it is on the native stack
+    /// once per Sspur call.
     #[inline(never)]
     pub(crate) fn call_fn(&mut self, f: FnId, args: Vec<Value>) -> R<Value> {
         self.enter(self.prog.fn_span(f).start)?;
-        let mut fr = Frame::new(self.prog, f);
-        for (p, a) in fr.body.params.iter().zip(args) {
-            fr.locals[idx(*p)] = a;
-        }
-        let r = match fr.body.root {
-            Some(root) => self.eval_fn_body(&mut fr, root),
-            None => Err(Box::new(Ctrl::Fatal(format!(
-                "internal error: function `{}` has no body",
-                self.prog.items.fns[f].name
-            )))),
+        let mut fr = Frame::with_args(self.prog, f, args);
+        let Some(root) = fr.body.root else {
+            return Err(no_body(self.prog, f));
         };
+        let r = self.eval(&mut fr, root);
+        let r = self.finish_call(&fr, root, r);
         self.depth -= 1;
         r
     }
 
-    fn eval_fn_body(&mut self, fr: &mut Frame<'p>, root: ExprId) -> R<Value> {
-        match self.eval(fr, root) {
+    /// Turns the body's result into the call's: `return` ends here, and a
+    /// parameter or element handed back is a second reference.
+    #[inline(never)]
+    fn finish_call(&mut self, fr: &Frame<'p>, root: ExprId, r: R<Value>) -> R<Value> {
+        match r {
             Ok(v) => {
                 if escapes_on_return(fr.body, root) {
                     self.share(&v);
@@ -336,7 +351,8 @@ impl<'p> Interp<'p> {
                 for (p, a) in params.iter().zip(args) {
                     fr.set(*p, a);
                 }
-                let r = self.eval_fn_body(&mut fr, body);
+                let r = self.eval(&mut fr, body);
+                let r = self.finish_call(&fr, body, r);
                 self.depth -= 1;
                 r
             }
@@ -348,54 +364,90 @@ impl<'p> Interp<'p> {
 
     // ------------------------------------------------------------ expressions
 
-    pub(crate) fn eval(&mut self, fr: &mut Frame<'p>, e: ExprId) -> R<Value> {
+    /// Evaluates `e`. Tails of `if` and blocks loop here instead of
+    /// recursing, and every other case is one call, so this frame stays
+    /// small.
+    // Explicit matches instead of `?`: they keep this frame smaller in
+    // unoptimised builds, where it decides how deep programs can recurse.
+    #[allow(clippy::question_mark)]
+    pub(crate) fn eval(&mut self, fr: &mut Frame<'p>, mut e: ExprId) -> R<Value> {
         let body = fr.body;
-        match &body[e].kind {
-            ExprKind::Lit(l) => Ok(lit_value(l)),
-            ExprKind::Local(l) => {
-                let v = fr.get(*l).clone();
-                if self.check {
-                    self.check_live(&v)?;
+        loop {
+            match &body[e].kind {
+                ExprKind::If { cond, then, else_ } => {
+                    let c = match self.eval_cond(fr, *cond) {
+                        Ok(c) => c,
+                        Err(c) => return Err(c),
+                    };
+                    if c {
+                        e = *then;
+                    } else {
+                        match else_ {
+                            Some(x) => e = *x,
+                            None => return Ok(Value::Unit),
+                        }
+                    }
                 }
-                Ok(v)
-            }
-            ExprKind::Func(f) => Ok(Value::Func(*f)),
-            ExprKind::Call { callee, args } => self.eval_call(fr, e, callee, args),
-            ExprKind::Method {
-                method,
-                receiver,
-                args,
-            } => crate::methods::eval_method(self, fr, e, *method, *receiver, args),
-            ExprKind::Binary { op, lhs, rhs } => self.eval_binary(fr, e, *op, *lhs, *rhs),
-            ExprKind::If { cond, then, else_ } => {
-                let c = self.eval(fr, *cond)?;
-                if c.as_bool() {
-                    self.eval(fr, *then)
-                } else if let Some(x) = else_ {
-                    self.eval(fr, *x)
-                } else {
-                    Ok(Value::Unit)
+                ExprKind::Block { stmts, tail } => {
+                    if let Some(c) = self.exec_stmts(fr, stmts) {
+                        return Err(c);
+                    }
+                    match tail {
+                        Some(t) => e = *t,
+                        None => return Ok(Value::Unit),
+                    }
                 }
+                ExprKind::Call { callee, args } => return self.eval_call(fr, e, callee, args),
+                ExprKind::Binary {
+                    op: op @ (BinOp::And | BinOp::Or),
+                    lhs,
+                    rhs,
+                } => {
+                    let l = match self.eval_cond(fr, *lhs) {
+                        Ok(l) => l,
+                        Err(c) => return Err(c),
+                    };
+                    if l == (*op == BinOp::Or) {
+                        return Ok(Value::Bool(l));
+                    }
+                    e = *rhs;
+                }
+                ExprKind::Binary { op, lhs, rhs } => {
+                    return self.eval_binary(fr, e, *op, *lhs, *rhs)
+                }
+                ExprKind::Method {
+                    method,
+                    receiver,
+                    args,
+                } => return crate::methods::eval_method(self, fr, e, *method, *receiver, args),
+                ExprKind::Local(l) => return self.eval_local(fr, *l),
+                _ => return self.eval_other(fr, e),
             }
-            ExprKind::Block { stmts, tail } => self.eval_block(fr, stmts, *tail),
-            _ => self.eval_other(fr, e),
         }
     }
 
     #[inline(never)]
-    fn eval_block(
-        &mut self,
-        fr: &mut Frame<'p>,
-        stmts: &[StmtId],
-        tail: Option<ExprId>,
-    ) -> R<Value> {
+    fn eval_cond(&mut self, fr: &mut Frame<'p>, c: ExprId) -> R<bool> {
+        Ok(self.eval(fr, c)?.as_bool())
+    }
+
+    #[inline(never)]
+    fn eval_local(&mut self, fr: &mut Frame<'p>, l: LocalId) -> R<Value> {
+        let v = fr.get(l).clone();
+        if self.check {
+            self.check_live(&v)?;
+        }
+        Ok(v)
+    }
+
+    #[inline(never)]
+    fn exec_stmts(&mut self, fr: &mut Frame<'p>, stmts: &[StmtId]) -> Option<Box<Ctrl>> {
         for s in stmts {
-            self.exec(fr, *s)?;
+            if let Err(c) = self.exec(fr, *s) {
+                return Some(c);
+            }
         }
-        match tail {
-            Some(t) => self.eval(fr, t),
-            None => Ok(Value::Unit),
-        }
+        None
     }
 
     #[inline(never)]
@@ -577,10 +629,10 @@ impl<'p> Interp<'p> {
                 let site = self.site(fr, e);
                 Ok(Value::Str(self.new_str(text, site)))
             }
+            ExprKind::Lit(l) => Ok(lit_value(l)),
+            ExprKind::Func(f) => Ok(Value::Func(*f)),
             // Handled in `eval`.
-            ExprKind::Lit(_)
-            | ExprKind::Local(_)
-            | ExprKind::Func(_)
+            ExprKind::Local(_)
             | ExprKind::Call { .. }
             | ExprKind::Method { .. }
             | ExprKind::Binary { .. }
@@ -617,6 +669,23 @@ impl<'p> Interp<'p> {
 
     #[inline(never)]
     fn eval_call(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        callee: &Callee,
+        args: &[ExprId],
+    ) -> R<Value> {
+        match callee {
+            Callee::Fn(f) => {
+                let vals = self.eval_args(fr, args)?;
+                self.call_fn(*f, vals)
+            }
+            _ => self.eval_call_other(fr, e, callee, args),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_call_other(
         &mut self,
         fr: &mut Frame<'p>,
         e: ExprId,
@@ -747,25 +816,13 @@ impl<'p> Interp<'p> {
         lhs: ExprId,
         rhs: ExprId,
     ) -> R<Value> {
-        match op {
-            BinOp::And => {
-                let l = self.eval(fr, lhs)?;
-                if !l.as_bool() {
-                    return Ok(Value::Bool(false));
-                }
-                return self.eval(fr, rhs);
-            }
-            BinOp::Or => {
-                let l = self.eval(fr, lhs)?;
-                if l.as_bool() {
-                    return Ok(Value::Bool(true));
-                }
-                return self.eval(fr, rhs);
-            }
-            _ => {}
-        }
         let l = self.eval(fr, lhs)?;
         let r = self.eval(fr, rhs)?;
+        self.binop(fr, e, op, l, r)
+    }
+
+    #[inline(never)]
+    fn binop(&mut self, fr: &Frame<'p>, e: ExprId, op: BinOp, l: Value, r: Value) -> R<Value> {
         let v = match (&l, &r) {
             (Value::Int(a), Value::Int(b)) => {
                 let (a, b) = (*a, *b);
