@@ -1,1 +1,77 @@
 //! Sspur name resolution and type checking: AST to typed IR.
+//!
+//! - [`lower_items`]: user types and function signatures (all explicit).
+//! - [`lower_body`]: one function body, inferring `let`, `var` and lambda
+//!   parameter types by local unification. It reads only the item tree and
+//!   that function's AST, so a driver can check functions independently.
+//! - [`check_source`]: parse, items and every body at once.
+//! - [`render_diagnostics`]: `path:line:col: error: message` plus a snippet.
+//!
+//! Decisions where LANGUAGE.md is silent:
+//! - `==`, `!=`, `<`... compare Int, F64, Bool and Str only; lists, tuples,
+//!   records, options and maps do not compare. `contains` and `unique` on
+//!   lists need such an element type too.
+//! - `return` inside a lambda returns from the lambda.
+//! - A value-producing tail in a block whose value is unused (an `if`
+//!   without `else`, a loop body, a function returning Unit) is turned into
+//!   an expression statement, so `m.put(k, v)` can end such a block.
+//! - Unreachable `match` arms are allowed.
+//! - `items.fns[i]` is the i-th `fn` item in source order (duplicates are
+//!   reported but kept), likewise `items.types`.
+
+mod body;
+mod exhaustive;
+mod infer;
+mod items;
+mod methods;
+mod render;
+
+use std::sync::Arc;
+
+use syntax::ast;
+use syntax::Diagnostic;
+
+pub use body::lower_body;
+pub use items::lower_items;
+pub use render::render_diagnostics;
+
+/// Parses and checks a whole program. On success every function has a body
+/// and a source map with absolute spans.
+pub fn check_source(text: &str) -> Result<ir::Program, Vec<Diagnostic>> {
+    let (file, parse_diags) = syntax::parse(text);
+    if !parse_diags.is_empty() {
+        return Err(sorted(parse_diags));
+    }
+    let (items, fn_spans, mut diags) = lower_items(&file);
+    let mut bodies = Vec::new();
+    let mut maps = Vec::new();
+    let fns: Vec<&ast::FnDef> = file
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Fn(f) => Some(f),
+            ast::Item::Type(_) => None,
+        })
+        .collect();
+    for ((id, _), def) in items.fns.iter().zip(fns) {
+        let (b, m, d) = lower_body(&items, id, def);
+        bodies.push(Arc::new(b));
+        maps.push(Arc::new(m));
+        diags.extend(d);
+    }
+    if !diags.is_empty() {
+        return Err(sorted(diags));
+    }
+    Ok(ir::Program {
+        items: Arc::new(items),
+        bodies,
+        source_maps: maps,
+        fn_spans,
+        line_starts: Arc::new(ir::line_starts(text)),
+    })
+}
+
+fn sorted(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diags.sort_by_key(|d| (d.span.start, d.span.end));
+    diags
+}
