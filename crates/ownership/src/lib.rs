@@ -1,1 +1,462 @@
-//! Sspur static ownership analysis: summaries, drops, explanations.
+//! Sspur's static ownership analysis: decides every free a program makes.
+//!
+//! Only list buffers and string blocks are freed, where the analysis proves
+//! that a block has one owner that just made its last use; everything else
+//! stays on the collector. The pass:
+//!
+//! 1. classifies every use of every value as a read, an escape or a move
+//!    (`walk`, driven by the method table in `table`);
+//! 2. solves the summaries (fresh results, borrowed parameters) as a
+//!    greatest fixpoint, one strongly connected component of the call graph
+//!    at a time, callees first (`solve`);
+//! 3. decides which locals own their block and how each block ends
+//!    (`decide`), and writes those decisions into a copy of the program as
+//!    explicit IR forms (`rewrite`);
+//! 4. gives every allocation site a fate with its reason (`report`).
+//!
+//! The pass never changes what a program computes: when unsure, it does not
+//! free.
+
+mod decide;
+mod report;
+mod rewrite;
+mod table;
+mod walk;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ir::{ExprId, ExprKind, FnId, OldValue, Program};
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use decide::{Decider, End, Own};
+use walk::Ctx;
+
+pub use table::{row as method_row, ArgUse, Res, Row};
+
+/// What the analysis knows about one function from outside.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// Every value the function returns is a new block nobody else holds.
+    pub fresh_result: bool,
+    pub why_not_fresh: Option<String>,
+    /// Per parameter: the body only reads it (always true for parameters
+    /// that are not lists or strings).
+    pub borrowed: Vec<bool>,
+    pub why_not_borrowed: Vec<Option<String>>,
+}
+
+impl Summary {
+    fn optimistic(n: usize) -> Summary {
+        Summary {
+            fresh_result: true,
+            why_not_fresh: None,
+            borrowed: vec![true; n],
+            why_not_borrowed: vec![None; n],
+        }
+    }
+    /// The facts the fixpoint compares (reasons may differ by visit order).
+    fn key(&self) -> (bool, &[bool]) {
+        (self.fresh_result, &self.borrowed)
+    }
+}
+
+/// One allocation site and what happens to its block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fate {
+    pub func: FnId,
+    pub expr: ExprId,
+    /// Byte offset of the site.
+    pub offset: u32,
+    /// e.g. `list from map`.
+    pub what: String,
+    /// e.g. `freed after 14:5 (last use of xs)`.
+    pub fate: String,
+    /// A real allocation (false for calls, listed for their reason only).
+    pub allocates: bool,
+}
+
+/// An allocation site for the native backend's per-site statistics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocSite {
+    pub func: FnId,
+    pub expr: ExprId,
+    /// `LINE:COL what`, e.g. `12:15 list from map`.
+    pub description: String,
+}
+
+/// The result of the pass.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// The program with drops, old-value frees, consumed keys, string
+    /// builders and temporaries written in.
+    pub program: Program,
+    /// Indexed like `program.items.fns`.
+    pub summaries: Vec<Summary>,
+    /// Every allocation site, in source order.
+    pub fates: Vec<Fate>,
+    /// Per function, the text of each drop's `reason` index.
+    pub reasons: Vec<Vec<String>>,
+    /// String builders made by the push-then-join rewrite (new expressions
+    /// in `program`), with their description.
+    pub builders: Vec<AllocSite>,
+}
+
+fn fn_index(f: FnId) -> usize {
+    f.into_raw().into_u32() as usize
+}
+
+/// Runs the whole analysis.
+pub fn analyze(program: &Program) -> Analysis {
+    let summaries = solve(program);
+    let mut out = program.clone();
+    let mut fates = Vec::new();
+    let mut reasons = Vec::new();
+    let mut builders = Vec::new();
+    for (f, _) in program.items.fns.iter() {
+        let i = fn_index(f);
+        let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
+            reasons.push(Vec::new());
+            continue;
+        };
+        let facts = walk::walk(&program.items, body, sm, &summaries);
+        let d = Decider::new(
+            &program.items,
+            body,
+            sm,
+            &facts,
+            &summaries,
+            &program.line_starts,
+        );
+        let (plan, why) = plan(&d);
+        fates.extend(report::fates(program, f, &d, &plan, &summaries));
+        let (nb, nsm) = rewrite::rewrite(body, sm, &plan);
+        for (l, _) in plan.builders.iter() {
+            if let Some(init) = find_var_init(&nb, *l) {
+                let (line, col) = program.line_col(nsm.expr(init).start);
+                builders.push(AllocSite {
+                    func: f,
+                    expr: init,
+                    description: format!(
+                        "{line}:{col} string builder for {}",
+                        body.locals[*l].name
+                    ),
+                });
+            }
+        }
+        out.bodies[i] = Arc::new(nb);
+        out.source_maps[i] = Arc::new(nsm);
+        reasons.push(why);
+    }
+    fates.sort_by_key(|f| (f.offset, fn_index(f.func), f.expr.into_raw().into_u32()));
+    builders.sort_by(|a, b| a.description.cmp(&b.description));
+    Analysis {
+        program: out,
+        summaries,
+        fates,
+        reasons,
+        builders,
+    }
+}
+
+fn find_var_init(body: &ir::Body, l: ir::LocalId) -> Option<ExprId> {
+    body.stmts.iter().find_map(|(_, s)| match &s.kind {
+        ir::StmtKind::Var { local, init } if *local == l => Some(*init),
+        _ => None,
+    })
+}
+
+/// The summaries: a greatest fixpoint per strongly connected component of
+/// the call graph, callees first. Starting from "every result fresh, every
+/// parameter borrowed", each round removes what a body contradicts.
+fn solve(program: &Program) -> Vec<Summary> {
+    let items = &program.items;
+    let mut summaries: Vec<Summary> = items
+        .fns
+        .iter()
+        .map(|(_, sig)| Summary::optimistic(sig.params.len()))
+        .collect();
+    let mut graph: DiGraph<FnId, ()> = DiGraph::new();
+    let nodes: HashMap<FnId, NodeIndex> = items
+        .fns
+        .iter()
+        .map(|(f, _)| (f, graph.add_node(f)))
+        .collect();
+    for (f, _) in items.fns.iter() {
+        let i = fn_index(f);
+        let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
+            continue;
+        };
+        let facts = walk::walk(items, body, sm, &summaries);
+        for g in facts.callees {
+            if let Some(&n) = nodes.get(&g) {
+                graph.update_edge(nodes[&f], n, ());
+            }
+        }
+    }
+    // Tarjan yields components in reverse topological order: callees first.
+    for scc in petgraph::algo::tarjan_scc(&graph) {
+        let members: Vec<FnId> = scc.iter().map(|n| graph[*n]).collect();
+        loop {
+            let mut changed = false;
+            for &f in &members {
+                let i = fn_index(f);
+                let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i))
+                else {
+                    continue;
+                };
+                let facts = walk::walk(items, body, sm, &summaries);
+                let d = Decider::new(items, body, sm, &facts, &summaries, &program.line_starts);
+                let mut s = decide::summarize(items, f, &d);
+                // Never climb back up: the fixpoint only removes facts.
+                let old = &summaries[i];
+                s.fresh_result &= old.fresh_result;
+                for (b, o) in s.borrowed.iter_mut().zip(&old.borrowed) {
+                    *b &= *o;
+                }
+                if s.key() != old.key() {
+                    changed = true;
+                    summaries[i] = s;
+                } else if old.why_not_fresh.is_none() && s.why_not_fresh.is_some() {
+                    summaries[i].why_not_fresh = s.why_not_fresh;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Reasons for the final state (kept stable once the facts are).
+        for &f in &members {
+            let i = fn_index(f);
+            let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
+                continue;
+            };
+            let facts = walk::walk(items, body, sm, &summaries);
+            let d = Decider::new(items, body, sm, &facts, &summaries, &program.line_starts);
+            let s = decide::summarize(items, f, &d);
+            if s.key() == summaries[i].key() {
+                summaries[i] = s;
+            }
+        }
+    }
+    summaries
+}
+
+/// Turns one body's decisions into a rewrite plan and its reason table.
+fn plan(d: &Decider) -> (rewrite::Plan, Vec<String>) {
+    let body = d.body;
+    let mut plan = rewrite::Plan::default();
+    let mut why = Vec::new();
+    let mut locals: Vec<_> = d.facts.locals.keys().copied().collect();
+    locals.sort_by_key(|l| l.into_raw().into_u32());
+    for x in locals {
+        let Some(lf) = d.facts.local(x) else { continue };
+        let Some(decl) = &lf.decl else { continue };
+        if !body.locals[x].ty.is_freeable() {
+            continue;
+        }
+        let name = d.local_name(x);
+        match d.own(x) {
+            Own::Yes(End::Drop { index, deep }) => {
+                let allocs = decl.var || d.fresh(decl.init).allocs();
+                if allocs {
+                    let r = why.len() as u32;
+                    why.push(format!(
+                        "last use of {name}{}",
+                        if deep { " (owns its strings)" } else { "" }
+                    ));
+                    plan.drops
+                        .entry(decl.block)
+                        .or_default()
+                        .push((index, x, deep, r));
+                }
+                for a in &lf.assigns {
+                    let grow = lf.uses.iter().any(|u| {
+                        u.ctx == Ctx::GrowSelf(x)
+                            && d.facts.exprs.get(u.expr).and_then(|f| f.parent) == Some(a.value)
+                    });
+                    let old = if grow {
+                        OldValue::FreeIfMoved
+                    } else {
+                        OldValue::Free { deep }
+                    };
+                    plan.assigns.insert(a.stmt, old);
+                }
+            }
+            Own::Yes(End::MovedOut) => {
+                for a in &lf.assigns {
+                    let grow = lf.uses.iter().any(|u| {
+                        u.ctx == Ctx::GrowSelf(x)
+                            && d.facts.exprs.get(u.expr).and_then(|f| f.parent) == Some(a.value)
+                    });
+                    let old = if grow {
+                        OldValue::FreeIfMoved
+                    } else {
+                        OldValue::Free { deep: false }
+                    };
+                    plan.assigns.insert(a.stmt, old);
+                }
+            }
+            Own::Yes(End::ConsumedKey(put)) => {
+                plan.puts.insert(put);
+            }
+            Own::Yes(End::Builder { join, sep }) => {
+                plan.builders.insert(x, (join, sep));
+                for a in &lf.assigns {
+                    if let ExprKind::Method { args, .. } = &body[a.value].kind {
+                        if let Some(&arg) = args.first() {
+                            if d.owned_string(arg) && d.fresh(arg).allocs() {
+                                let r = why.len() as u32;
+                                why.push(format!("temporary appended to the builder {name}"));
+                                plan.temps.insert(arg, r);
+                            }
+                        }
+                    }
+                }
+            }
+            Own::No(..) => {}
+        }
+    }
+    // Temporaries: fresh values consumed by a read and never named.
+    let mut exprs: Vec<ExprId> = d.facts.exprs.iter().map(|(e, _)| e).collect();
+    exprs.sort_by_key(|e| e.into_raw().into_u32());
+    for e in exprs {
+        let f = &d.facts.exprs[e];
+        if f.transparent || !body[e].ty.is_freeable() {
+            continue;
+        }
+        let for_range =
+            matches!(body[e].kind, ExprKind::Range { .. }) && f.ctx == Ctx::Read("for".into());
+        if for_range || matches!(body[e].kind, ExprKind::Local(_)) {
+            continue;
+        }
+        match &f.ctx {
+            Ctx::Read(what) if d.fresh(e).allocs() => {
+                if let Some(p) = f.parent {
+                    if body[p].ty == ir::Ty::Never {
+                        continue;
+                    }
+                }
+                let r = why.len() as u32;
+                why.push(format!("temporary read by {what}"));
+                plan.temps.insert(e, r);
+            }
+            Ctx::Key(put) if d.owned_string(e) && d.fresh(e).allocs() => {
+                plan.puts.insert(*put);
+            }
+            _ => {}
+        }
+    }
+    (plan, why)
+}
+
+/// The program with its drops, as `sspur emit drops` prints it: the IR
+/// followed by each function's table of drop reasons.
+pub fn emit_drops(a: &Analysis) -> String {
+    let mut out = ir::pretty::program(&a.program);
+    let mut any = false;
+    for (f, sig) in a.program.items.fns.iter() {
+        let Some(rs) = a.reasons.get(fn_index(f)) else {
+            continue;
+        };
+        if rs.is_empty() {
+            continue;
+        }
+        if !any {
+            out.push_str("\nreasons:\n");
+            any = true;
+        }
+        out.push_str(&format!("  {}:\n", sig.name));
+        for (i, r) in rs.iter().enumerate() {
+            out.push_str(&format!("    {i}: {r}\n"));
+        }
+    }
+    out
+}
+
+/// One line per allocation site in source order:
+/// `PATH:LINE:COL <what>: <fate>`.
+pub fn explain(a: &Analysis, path: &str) -> String {
+    let mut out = String::new();
+    for f in &a.fates {
+        let (l, c) = a.program.line_col(f.offset);
+        out.push_str(&format!("{path}:{l}:{c} {}: {}\n", f.what, f.fate));
+    }
+    out
+}
+
+/// The solved signature table, one function per line in source order.
+pub fn emit_summaries(a: &Analysis) -> String {
+    let mut out = String::new();
+    for (f, sig) in a.program.items.fns.iter() {
+        let Some(s) = a.summaries.get(fn_index(f)) else {
+            continue;
+        };
+        let result = if !sig.ret.is_freeable() {
+            "-".to_string()
+        } else if s.fresh_result {
+            "fresh".to_string()
+        } else {
+            format!(
+                "not fresh ({})",
+                s.why_not_fresh.as_deref().unwrap_or("unknown")
+            )
+        };
+        let params: Vec<String> = sig
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, (name, ty))| {
+                if !ty.is_freeable() {
+                    format!("{name} -")
+                } else if s.borrowed.get(i).copied().unwrap_or(false) {
+                    format!("{name} borrowed")
+                } else {
+                    let why = s
+                        .why_not_borrowed
+                        .get(i)
+                        .cloned()
+                        .flatten()
+                        .unwrap_or_default();
+                    format!("{name} kept ({why})")
+                }
+            })
+            .collect();
+        out.push_str(&format!(
+            "fn {}: result {result}; params: {}\n",
+            sig.name,
+            if params.is_empty() {
+                "none".to_string()
+            } else {
+                params.join(", ")
+            }
+        ));
+    }
+    out
+}
+
+/// Every allocation site of the analysed program, in source order.
+pub fn alloc_sites(a: &Analysis) -> Vec<AllocSite> {
+    let mut v: Vec<AllocSite> = a
+        .fates
+        .iter()
+        .filter(|f| f.allocates)
+        .map(|f| {
+            let (l, c) = a.program.line_col(f.offset);
+            AllocSite {
+                func: f.func,
+                expr: f.expr,
+                description: format!("{l}:{c} {}", f.what),
+            }
+        })
+        .collect();
+    v.extend(a.builders.iter().cloned());
+    v
+}
+
+/// Counts for reports: (allocation sites, sites freed statically).
+pub fn site_counts(a: &Analysis) -> (usize, usize) {
+    let sites: Vec<_> = a.fates.iter().filter(|f| f.allocates).collect();
+    let freed = sites.iter().filter(|f| report::is_freed(&f.fate)).count();
+    (sites.len(), freed)
+}

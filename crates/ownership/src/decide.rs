@@ -1,0 +1,568 @@
+//! Decisions over one walked body: which expressions are fresh, which
+//! locals own their block (and how that block ends), and the body's
+//! summary (fresh result, borrowed parameters).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use ir::{
+    BinOp, Body, BodySourceMap, Builtin, Callee, ExprId, ExprKind, ItemTree, Lit, LocalId, Method,
+    Ty,
+};
+
+use crate::table::{self, Res};
+use crate::walk::{Ctx, Facts};
+use crate::Summary;
+
+/// Whether an expression makes a new block nobody else holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fresh {
+    /// Fresh; `alloc` is false when the only possible values are static or
+    /// empty (freeing them does nothing).
+    Yes { alloc: bool },
+    /// Not fresh, and why.
+    No(String),
+}
+
+impl Fresh {
+    pub fn is_yes(&self) -> bool {
+        matches!(self, Fresh::Yes { .. })
+    }
+    pub fn allocs(&self) -> bool {
+        matches!(self, Fresh::Yes { alloc: true })
+    }
+}
+
+/// How an owned local's block ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Dropped after statement `index` of its declaring block (the tail
+    /// when `index == stmts.len()`).
+    Drop { index: usize, deep: bool },
+    /// Becomes the value of its declaring block.
+    MovedOut,
+    /// Handed to the `Map.put` expression given (consumed key).
+    ConsumedKey(ExprId),
+    /// Never built: a string builder that `join` (the expression given) finishes.
+    Builder { join: ExprId, sep: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Own {
+    Yes(End),
+    /// Not owned: why, and where (offset).
+    No(String, u32),
+}
+
+pub struct Decider<'a> {
+    pub items: &'a ItemTree,
+    pub body: &'a Body,
+    pub sm: &'a BodySourceMap,
+    pub facts: &'a Facts,
+    pub summaries: &'a [Summary],
+    pub line_starts: &'a [u32],
+    fresh_memo: RefCell<HashMap<ExprId, Fresh>>,
+    own_memo: RefCell<HashMap<LocalId, Option<Own>>>,
+}
+
+impl<'a> Decider<'a> {
+    pub fn new(
+        items: &'a ItemTree,
+        body: &'a Body,
+        sm: &'a BodySourceMap,
+        facts: &'a Facts,
+        summaries: &'a [Summary],
+        line_starts: &'a [u32],
+    ) -> Self {
+        Decider {
+            items,
+            body,
+            sm,
+            facts,
+            summaries,
+            line_starts,
+            fresh_memo: RefCell::default(),
+            own_memo: RefCell::default(),
+        }
+    }
+
+    pub fn local_name(&self, l: LocalId) -> String {
+        self.body.locals[l].name.clone()
+    }
+
+    fn fn_summary(&self, f: ir::FnId) -> Option<&Summary> {
+        self.summaries.get(f.into_raw().into_u32() as usize)
+    }
+
+    /// Freshness of an expression's value.
+    pub fn fresh(&self, e: ExprId) -> Fresh {
+        if let Some(f) = self.fresh_memo.borrow().get(&e) {
+            return f.clone();
+        }
+        let f = self.fresh_uncached(e);
+        self.fresh_memo.borrow_mut().insert(e, f.clone());
+        f
+    }
+
+    fn fresh_uncached(&self, e: ExprId) -> Fresh {
+        let body = self.body;
+        let expr = &body[e];
+        if expr.ty == Ty::Never {
+            return Fresh::Yes { alloc: false };
+        }
+        match &expr.kind {
+            ExprKind::Lit(Lit::Str(_)) => Fresh::Yes { alloc: false },
+            ExprKind::List(xs) => Fresh::Yes {
+                alloc: !xs.is_empty(),
+            },
+            ExprKind::Range { .. } => Fresh::Yes { alloc: true },
+            ExprKind::Interp(_) => Fresh::Yes { alloc: true },
+            ExprKind::Binary { op: BinOp::Add, .. } if expr.ty == Ty::Str => {
+                Fresh::Yes { alloc: true }
+            }
+            ExprKind::Method {
+                method, receiver, ..
+            } => match table::row(*method).result {
+                Res::Fresh => Fresh::Yes { alloc: true },
+                Res::Shared(why) => Fresh::No(format!("{why}{}", self.of(*receiver))),
+                Res::Other => Fresh::No("not a list or string".into()),
+            },
+            ExprKind::Call { callee, .. } => match callee {
+                Callee::Fn(f) => match self.fn_summary(*f) {
+                    Some(s) if s.fresh_result => Fresh::Yes { alloc: true },
+                    Some(s) => Fresh::No(format!(
+                        "{}() {}",
+                        self.items.fns[*f].name,
+                        s.why_not_fresh
+                            .clone()
+                            .unwrap_or_else(|| "does not return a fresh value".into())
+                    )),
+                    None => Fresh::No("unknown function".into()),
+                },
+                Callee::Builtin(Builtin::ReadFile | Builtin::ReadStdin) => {
+                    Fresh::Yes { alloc: true }
+                }
+                Callee::Builtin(b) => Fresh::No(format!(
+                    "{}() is not known to return a new block",
+                    crate::walk::builtin_name(*b)
+                )),
+                Callee::Value(_) => Fresh::No("a call through a function value".into()),
+            },
+            ExprKind::If { then, else_, .. } => {
+                let Some(else_) = else_ else {
+                    return Fresh::No("an if without else".into());
+                };
+                both(self.fresh(*then), self.fresh(*else_))
+            }
+            ExprKind::Match { arms, .. } => arms
+                .iter()
+                .map(|a| self.fresh(a.body))
+                .fold(Fresh::Yes { alloc: false }, both),
+            ExprKind::Block { tail, .. } => match tail {
+                Some(t) => self.fresh(*t),
+                None => Fresh::No("a block without a value".into()),
+            },
+            ExprKind::Local(x) => {
+                let facts = self.facts.local(*x);
+                let u = facts.and_then(|l| l.uses.iter().find(|u| u.expr == e));
+                let name = self.local_name(*x);
+                if facts.and_then(|l| l.decl.as_ref()).is_none() {
+                    return Fresh::No(match body.locals[*x].kind {
+                        ir::LocalKind::Param => format!("returns its parameter {name}"),
+                        _ => format!("{name} is bound to a part of another value"),
+                    });
+                }
+                match u {
+                    Some(u) if u.moved_out || u.ctx == Ctx::Out => match self.own(*x) {
+                        Own::Yes(_) => Fresh::Yes {
+                            alloc: self.local_allocs(*x),
+                        },
+                        Own::No(why, at) => Fresh::No(format!(
+                            "{name} is not the only owner ({why} at {})",
+                            self.pos(at)
+                        )),
+                    },
+                    _ => Fresh::No(format!("{name} is another name for the value")),
+                }
+            }
+            ExprKind::BuilderFinish { .. } => Fresh::Yes { alloc: true },
+            _ => Fresh::No("not a new list or string".into()),
+        }
+    }
+
+    fn of(&self, receiver: ExprId) -> String {
+        match &self.body[receiver].kind {
+            ExprKind::Local(x) if self.body.locals[*x].kind == ir::LocalKind::Param => {
+                format!(" of its parameter {}", self.local_name(*x))
+            }
+            ExprKind::Local(x) => format!(" of {}", self.local_name(*x)),
+            _ => String::new(),
+        }
+    }
+
+    pub fn pos(&self, at: u32) -> String {
+        let (l, c) = ir::line_col(self.line_starts, at);
+        format!("{l}:{c}")
+    }
+
+    fn local_allocs(&self, x: LocalId) -> bool {
+        let Some(l) = self.facts.local(x) else {
+            return false;
+        };
+        let Some(d) = &l.decl else { return false };
+        d.var || self.fresh(d.init).allocs()
+    }
+
+    /// Whether local `x` owns its block, memoized; a local whose decision
+    /// is in progress (a cycle) is not owned.
+    pub fn own(&self, x: LocalId) -> Own {
+        if let Some(o) = self.own_memo.borrow().get(&x) {
+            return o
+                .clone()
+                .unwrap_or_else(|| Own::No("depends on itself".into(), 0));
+        }
+        self.own_memo.borrow_mut().insert(x, None);
+        let o = self.own_uncached(x);
+        self.own_memo.borrow_mut().insert(x, Some(o.clone()));
+        o
+    }
+
+    fn own_uncached(&self, x: LocalId) -> Own {
+        let body = self.body;
+        let name = self.local_name(x);
+        let Some(l) = self.facts.local(x) else {
+            return Own::No("unknown".into(), 0);
+        };
+        let Some(d) = &l.decl else {
+            return Own::No("not a let or var".into(), 0);
+        };
+        let ty = &body.locals[x].ty;
+        if !ty.is_freeable() {
+            return Own::No("not a list or string".into(), 0);
+        }
+        let decl_at = self.sm.stmt(d.stmt).start;
+        if let Fresh::No(why) = self.fresh(d.init) {
+            return Own::No(format!("its value is not fresh: {why}"), decl_at);
+        }
+        if let Some(at) = l.for_assigned {
+            return Own::No(format!("{name} is assigned inside a for over it"), at);
+        }
+        for a in &l.assigns {
+            if a.nested {
+                return Own::No(format!("{name} is assigned inside an expression"), a.at);
+            }
+            let self_grow = l
+                .uses
+                .iter()
+                .any(|u| u.ctx == Ctx::GrowSelf(x) && self.is_value_of(u.expr, a.value));
+            if !self_grow {
+                if let Fresh::No(why) = self.fresh(a.value) {
+                    return Own::No(format!("assigned a value that is not fresh: {why}"), a.at);
+                }
+            }
+        }
+        // Every use must be a read, a move out of the block, a return, or
+        // the receiver of its own push; a put key is checked below.
+        let mut key_uses = Vec::new();
+        for u in &l.uses {
+            if u.foreign {
+                let why = match &u.ctx {
+                    Ctx::Escape(w) => w.clone(),
+                    _ => "used inside a closure".into(),
+                };
+                return Own::No(why, u.at);
+            }
+            match &u.ctx {
+                Ctx::Read(_) | Ctx::Out => {}
+                Ctx::GrowSelf(_) => {}
+                _ if u.moved_out => {}
+                Ctx::Key(put) => key_uses.push((u, *put)),
+                Ctx::Escape(why) => return Own::No(why.clone(), u.at),
+                Ctx::Bind(y) => {
+                    return Own::No(format!("aliased by {}", self.local_name(*y)), u.at)
+                }
+                Ctx::Assign(y) => {
+                    return Own::No(format!("assigned to {}", self.local_name(*y)), u.at)
+                }
+            }
+        }
+        let last = self.last_index(x);
+        if let Some(b) = self.builder(x) {
+            return Own::Yes(b);
+        }
+        if !key_uses.is_empty() {
+            let (u, put) = key_uses[0];
+            let consumable = key_uses.len() == 1
+                && !d.var
+                && *ty == Ty::Str
+                && !u.in_loop
+                && u.index.is_some()
+                && u.index == Some(last)
+                && l.uses
+                    .iter()
+                    .all(|v| v.index != Some(last) || self.is_within(v.expr, put))
+                && l.assigns.iter().all(|a| a.index != Some(last));
+            if consumable {
+                return Own::Yes(End::ConsumedKey(put));
+            }
+            return Own::No("stored in a map as a key".into(), u.at);
+        }
+        if l.uses.iter().any(|u| u.moved_out) {
+            return Own::Yes(End::MovedOut);
+        }
+        Own::Yes(End::Drop {
+            index: last,
+            deep: self.deep(x),
+        })
+    }
+
+    /// The statement index of the declaring block after which the local
+    /// is dead: its last use or assignment, or its declaration.
+    pub fn last_index(&self, x: LocalId) -> usize {
+        let Some(l) = self.facts.local(x) else {
+            return 0;
+        };
+        let decl = l.decl.as_ref().map(|d| d.index).unwrap_or(0);
+        l.uses
+            .iter()
+            .filter_map(|u| u.index)
+            .chain(l.assigns.iter().filter_map(|a| a.index))
+            .fold(decl, usize::max)
+    }
+
+    /// Whether `e` is `outer` or inside it.
+    pub fn is_within(&self, mut e: ExprId, outer: ExprId) -> bool {
+        loop {
+            if e == outer {
+                return true;
+            }
+            match self.facts.exprs.get(e).and_then(|f| f.parent) {
+                Some(p) => e = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Whether the receiver use `recv` belongs to the method call that is
+    /// the assigned value `value`.
+    fn is_value_of(&self, recv: ExprId, value: ExprId) -> bool {
+        self.facts.exprs.get(recv).and_then(|f| f.parent) == Some(value)
+    }
+
+    /// Push then join: `var v = []`, only `v := v.push(s)` and one
+    /// `v.join("lit")` after every push, outside any loop.
+    fn builder(&self, x: LocalId) -> Option<End> {
+        let l = self.facts.local(x)?;
+        let d = l.decl.as_ref()?;
+        if !d.var || self.body.locals[x].ty != Ty::list(Ty::Str) {
+            return None;
+        }
+        if !matches!(&self.body[d.init].kind, ExprKind::List(xs) if xs.is_empty()) {
+            return None;
+        }
+        let mut join = None;
+        for u in &l.uses {
+            match &u.ctx {
+                Ctx::GrowSelf(_) => {
+                    let p = self.facts.exprs.get(u.expr)?.parent?;
+                    if !matches!(
+                        &self.body[p].kind,
+                        ExprKind::Method {
+                            method: Method::ListPush,
+                            ..
+                        }
+                    ) {
+                        return None;
+                    }
+                }
+                Ctx::Read(_) if !u.in_loop && join.is_none() => {
+                    let p = self.facts.exprs.get(u.expr)?.parent?;
+                    match &self.body[p].kind {
+                        ExprKind::Method {
+                            method: Method::ListJoin,
+                            receiver,
+                            args,
+                        } if *receiver == u.expr => match args.first().map(|a| &self.body[*a].kind)
+                        {
+                            Some(ExprKind::Lit(Lit::Str(sep))) => {
+                                join = Some((p, sep.clone(), u.at))
+                            }
+                            _ => return None,
+                        },
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+        let (join, sep, at) = join?;
+        if l.assigns.iter().any(|a| a.at >= at || a.nested) {
+            return None;
+        }
+        Some(End::Builder { join, sep })
+    }
+
+    /// A list of strings that owns them: built only from fresh strings
+    /// that are not names, read only by len, is_empty, join, contains and
+    /// interpolation.
+    fn deep(&self, x: LocalId) -> bool {
+        if self.body.locals[x].ty != Ty::list(Ty::Str) {
+            return false;
+        }
+        let Some(l) = self.facts.local(x) else {
+            return false;
+        };
+        let Some(d) = &l.decl else { return false };
+        if !self.owns_strings(d.init) {
+            return false;
+        }
+        for a in &l.assigns {
+            let ok = match &self.body[a.value].kind {
+                ExprKind::Method {
+                    method: Method::ListPush,
+                    receiver,
+                    args,
+                } if matches!(&self.body[*receiver].kind, ExprKind::Local(r) if *r == x) => {
+                    args.first().is_some_and(|s| self.owned_string(*s))
+                }
+                _ => self.owns_strings(a.value),
+            };
+            if !ok {
+                return false;
+            }
+        }
+        l.uses.iter().all(|u| match &u.ctx {
+            Ctx::GrowSelf(_) => self
+                .facts
+                .exprs
+                .get(u.expr)
+                .and_then(|f| f.parent)
+                .is_some_and(|p| {
+                    matches!(
+                        &self.body[p].kind,
+                        ExprKind::Method {
+                            method: Method::ListPush,
+                            ..
+                        }
+                    )
+                }),
+            Ctx::Read(_) => {
+                let Some(p) = self.facts.exprs.get(u.expr).and_then(|f| f.parent) else {
+                    return false;
+                };
+                match &self.body[p].kind {
+                    ExprKind::Method {
+                        method, receiver, ..
+                    } => *receiver == u.expr && table::deep_read(*method),
+                    ExprKind::Interp(_) => true,
+                    ExprKind::Call {
+                        callee: Callee::Builtin(Builtin::Print | Builtin::Log),
+                        ..
+                    } => true,
+                    _ => false,
+                }
+            }
+            _ => false,
+        })
+    }
+
+    /// A string value that nothing else holds: fresh and not a name.
+    pub fn owned_string(&self, e: ExprId) -> bool {
+        !matches!(self.body[e].kind, ExprKind::Local(_))
+            && self.fresh(e).is_yes()
+            && !self.has_local_leaf(e)
+    }
+
+    /// A value position (through blocks, if and match) that is a name.
+    fn has_local_leaf(&self, e: ExprId) -> bool {
+        match &self.body[e].kind {
+            ExprKind::Local(_) => true,
+            ExprKind::Block { tail: Some(t), .. } => self.has_local_leaf(*t),
+            ExprKind::If { then, else_, .. } => {
+                self.has_local_leaf(*then) || else_.is_some_and(|x| self.has_local_leaf(x))
+            }
+            ExprKind::Match { arms, .. } => arms.iter().any(|a| self.has_local_leaf(a.body)),
+            _ => false,
+        }
+    }
+
+    /// A list whose strings are all owned by it.
+    fn owns_strings(&self, e: ExprId) -> bool {
+        match &self.body[e].kind {
+            ExprKind::List(xs) => xs.iter().all(|x| self.owned_string(*x)),
+            ExprKind::Method {
+                method: Method::ListMap,
+                args,
+                ..
+            } => match args.first().map(|a| &self.body[*a].kind) {
+                Some(ExprKind::Lambda { body, .. }) => self.owned_string(*body),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+fn both(a: Fresh, b: Fresh) -> Fresh {
+    match (a, b) {
+        (Fresh::No(w), _) | (_, Fresh::No(w)) => Fresh::No(format!("a branch is not fresh: {w}")),
+        (Fresh::Yes { alloc: x }, Fresh::Yes { alloc: y }) => Fresh::Yes { alloc: x || y },
+    }
+}
+
+/// The body's summary given its decisions.
+pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> Summary {
+    let sig = &items.fns[f];
+    let body = d.body;
+    let mut why_not_fresh = None;
+    if sig.ret.is_freeable() {
+        let mut values: Vec<ExprId> = body.root.into_iter().collect();
+        for &r in &d.facts.returns {
+            if let ExprKind::Return(Some(v)) = &body[r].kind {
+                values.push(*v);
+            }
+        }
+        for v in values {
+            if let Fresh::No(why) = d.fresh(v) {
+                why_not_fresh = Some(why);
+                break;
+            }
+        }
+    } else {
+        why_not_fresh = Some("does not return a list or string".into());
+    }
+    let mut borrowed = Vec::new();
+    let mut why_not_borrowed = Vec::new();
+    for (i, &p) in body.params.iter().enumerate() {
+        let ty = sig.params.get(i).map(|p| &p.1);
+        let mut why = None;
+        if ty.is_some_and(|t| t.is_freeable()) {
+            if let Some(l) = d.facts.local(p) {
+                for u in &l.uses {
+                    let w = match &u.ctx {
+                        Ctx::Read(_) if !u.foreign => None,
+                        Ctx::Read(_) => Some("used inside a closure".to_string()),
+                        Ctx::Out => Some("returned".into()),
+                        Ctx::Escape(w) => Some(w.clone()),
+                        Ctx::Bind(y) => Some(format!("aliased by {}", d.local_name(*y))),
+                        Ctx::Assign(y) => Some(format!("assigned to {}", d.local_name(*y))),
+                        Ctx::GrowSelf(_) => Some("grown by push".into()),
+                        Ctx::Key(_) => Some("stored in a map as a key".into()),
+                    };
+                    if let Some(w) = w {
+                        why = Some(format!("{w} at {}", d.pos(u.at)));
+                        break;
+                    }
+                }
+            }
+        }
+        borrowed.push(why.is_none());
+        why_not_borrowed.push(why);
+    }
+    Summary {
+        fresh_result: why_not_fresh.is_none(),
+        why_not_fresh,
+        borrowed,
+        why_not_borrowed,
+    }
+}

@@ -1,0 +1,508 @@
+//! Writes the decisions into a copy of a body as explicit IR forms: drops,
+//! old-value frees on assignments, consumed keys, string builders, and
+//! temporaries bound to `Temp` locals inside blocks.
+//!
+//! Original expressions keep their ids (so allocation sites stay
+//! addressable); new nodes are appended to the arenas and take the span of
+//! the node they stand for.
+
+use std::collections::{HashMap, HashSet};
+
+use ir::{
+    Body, BodySourceMap, Callee, ExprId, ExprKind, InterpPart, LocalId, LocalKind, OldValue, Pat,
+    PatKind, Span, Stmt, StmtId, StmtKind, Ty,
+};
+
+/// Everything the rewrite inserts into one body.
+#[derive(Default, Debug)]
+pub struct Plan {
+    /// Per block: (statement index after which to drop, local, deep, reason).
+    pub drops: HashMap<ExprId, Vec<(usize, LocalId, bool, u32)>>,
+    /// Expressions bound to a temporary and dropped after their read, with
+    /// the drop's reason.
+    pub temps: HashMap<ExprId, u32>,
+    pub assigns: HashMap<StmtId, OldValue>,
+    /// `Map.put` expressions whose key is consumed.
+    pub puts: HashSet<ExprId>,
+    /// Builder vars: the join that finishes them and the separator.
+    pub builders: HashMap<LocalId, (ExprId, String)>,
+}
+
+pub fn rewrite(body: &Body, sm: &BodySourceMap, plan: &Plan) -> (Body, BodySourceMap) {
+    let mut rw = Rw {
+        body: body.clone(),
+        sm: sm.clone(),
+        plan,
+        joins: plan.builders.iter().map(|(l, (j, _))| (*j, *l)).collect(),
+    };
+    if let Some(root) = body.root {
+        let r = rw.expr(root);
+        rw.body.root = Some(r);
+    }
+    (rw.body, rw.sm)
+}
+
+struct Rw<'a> {
+    body: Body,
+    sm: BodySourceMap,
+    plan: &'a Plan,
+    joins: HashMap<ExprId, LocalId>,
+}
+
+/// Visits an expression's direct children in evaluation order (blocks
+/// excepted: their statements are rewritten separately).
+fn children_mut(kind: &mut ExprKind, f: &mut dyn FnMut(&mut ExprId)) {
+    match kind {
+        ExprKind::Missing
+        | ExprKind::Lit(_)
+        | ExprKind::Local(_)
+        | ExprKind::Func(_)
+        | ExprKind::Break
+        | ExprKind::Continue
+        | ExprKind::BuilderNew { .. }
+        | ExprKind::BuilderFinish { .. }
+        | ExprKind::Block { .. } => {}
+        ExprKind::Interp(parts) => {
+            for p in parts {
+                if let InterpPart::Expr(x) = p {
+                    f(x);
+                }
+            }
+        }
+        ExprKind::Unary { operand, .. } => f(operand),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            f(lhs);
+            f(rhs);
+        }
+        ExprKind::Call { callee, args } => {
+            if let Callee::Value(c) = callee {
+                f(c);
+            }
+            args.iter_mut().for_each(f);
+        }
+        ExprKind::Method { receiver, args, .. } => {
+            f(receiver);
+            args.iter_mut().for_each(f);
+        }
+        ExprKind::Index { base, index } => {
+            f(base);
+            f(index);
+        }
+        ExprKind::Field { base, .. } => f(base),
+        ExprKind::Record { fields, .. } => fields.iter_mut().for_each(|(_, x)| f(x)),
+        ExprKind::Tuple(xs) | ExprKind::List(xs) | ExprKind::Ctor { args: xs, .. } => {
+            xs.iter_mut().for_each(f)
+        }
+        ExprKind::Range { lo, hi } => {
+            f(lo);
+            f(hi);
+        }
+        ExprKind::Lambda { body, .. } => f(body),
+        ExprKind::If { cond, then, else_ } => {
+            f(cond);
+            f(then);
+            if let Some(x) = else_ {
+                f(x);
+            }
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            f(scrutinee);
+            for a in arms {
+                f(&mut a.body);
+            }
+        }
+        ExprKind::Return(v) => {
+            if let Some(v) = v {
+                f(v);
+            }
+        }
+        ExprKind::PutOwnedKey { map, key, value } => {
+            f(map);
+            f(key);
+            f(value);
+        }
+        ExprKind::BuilderPush { value, .. } => f(value),
+    }
+}
+
+fn children(kind: &ExprKind) -> Vec<ExprId> {
+    let mut k = kind.clone();
+    let mut out = Vec::new();
+    children_mut(&mut k, &mut |c| out.push(*c));
+    out
+}
+
+impl Rw<'_> {
+    fn span(&self, e: ExprId) -> Span {
+        self.sm.expr(e)
+    }
+
+    fn new_expr(&mut self, kind: ExprKind, ty: Ty, span: Span) -> ExprId {
+        let id = self.body.exprs.alloc(ir::Expr { kind, ty });
+        self.sm.exprs.insert(id, span);
+        id
+    }
+
+    fn new_stmt(&mut self, kind: StmtKind, span: Span) -> StmtId {
+        let id = self.body.stmts.alloc(Stmt { kind });
+        self.sm.stmts.insert(id, span);
+        id
+    }
+
+    fn new_temp(&mut self, name: &str, ty: Ty, span: Span) -> LocalId {
+        let l = self.body.locals.alloc(ir::Local {
+            name: name.into(),
+            ty,
+            kind: LocalKind::Temp,
+        });
+        self.sm.locals.insert(l, span);
+        l
+    }
+
+    /// `let t = value` for a new temporary; returns the let and `t`.
+    fn bind(&mut self, value: ExprId, name: &str) -> (StmtId, LocalId) {
+        let ty = self.body[value].ty.clone();
+        let span = self.span(value);
+        let t = self.new_temp(name, ty.clone(), span);
+        let pat = self.body.pats.alloc(Pat {
+            kind: PatKind::Bind(t),
+            ty,
+        });
+        self.sm.pats.insert(pat, span);
+        let s = self.new_stmt(StmtKind::Let { pat, init: value }, span);
+        (s, t)
+    }
+
+    fn local_expr(&mut self, t: LocalId, span: Span) -> ExprId {
+        let ty = self.body.locals[t].ty.clone();
+        self.new_expr(ExprKind::Local(t), ty, span)
+    }
+
+    fn drop_stmt(&mut self, t: LocalId, deep: bool, reason: u32, span: Span) -> StmtId {
+        self.new_stmt(
+            StmtKind::Drop(ir::Drop {
+                local: t,
+                deep,
+                reason,
+            }),
+            span,
+        )
+    }
+
+    fn is_temp(&self, e: ExprId) -> Option<u32> {
+        self.plan.temps.get(&e).copied()
+    }
+
+    fn expr(&mut self, e: ExprId) -> ExprId {
+        if matches!(self.body[e].kind, ExprKind::Block { .. }) {
+            self.block(e);
+            return e;
+        }
+        if let Some(&b) = self.joins.get(&e) {
+            self.body.exprs[e].kind = ExprKind::BuilderFinish { builder: b };
+            return e;
+        }
+        let mut kind = self.body[e].kind.clone();
+        let orig = children(&kind);
+        children_mut(&mut kind, &mut |c| *c = self.expr(*c));
+        if self.plan.puts.contains(&e) {
+            if let ExprKind::Method { receiver, args, .. } = &kind {
+                if let [key, value] = args[..] {
+                    kind = ExprKind::PutOwnedKey {
+                        map: *receiver,
+                        key,
+                        value,
+                    };
+                }
+            }
+        }
+        let operand_parent = matches!(
+            kind,
+            ExprKind::Interp(_)
+                | ExprKind::Call { .. }
+                | ExprKind::Method { .. }
+                | ExprKind::Index { .. }
+                | ExprKind::Binary { .. }
+                | ExprKind::Unary { .. }
+                | ExprKind::Field { .. }
+                | ExprKind::PutOwnedKey { .. }
+                | ExprKind::BuilderPush { .. }
+        );
+        let ty = self.body[e].ty.clone();
+        let last_temp = orig.iter().rposition(|c| self.is_temp(*c).is_some());
+        let (Some(last), true, false) = (last_temp, operand_parent, ty == Ty::Never) else {
+            self.body.exprs[e].kind = kind;
+            return e;
+        };
+        let (lets, drops) = self.bind_children(e, &mut kind, &orig, last);
+        self.body.exprs[e].kind = kind;
+        self.wrap(e, lets, drops)
+    }
+
+    /// Binds the children up to the last temporary to temps, in evaluation
+    /// order, so that hoisting the temporaries keeps that order.
+    fn bind_children(
+        &mut self,
+        e: ExprId,
+        kind: &mut ExprKind,
+        orig: &[ExprId],
+        last: usize,
+    ) -> (Vec<StmtId>, Vec<StmtId>) {
+        let bind_locals = self.contains_assign(e);
+        let mut lets = Vec::new();
+        let mut drops = Vec::new();
+        let mut i = 0;
+        let mut news: Vec<(usize, ExprId)> = Vec::new();
+        let current = children(kind);
+        for (j, &c) in current.iter().enumerate() {
+            if j > last {
+                break;
+            }
+            let temp = self.is_temp(orig[j]);
+            let pure = match &self.body[c].kind {
+                ExprKind::Lit(_) | ExprKind::Func(_) | ExprKind::Missing => true,
+                ExprKind::Local(_) => !bind_locals,
+                ExprKind::Lambda { .. } => true,
+                _ => false,
+            };
+            if temp.is_none() && pure {
+                continue;
+            }
+            let span = self.span(c);
+            let (s, t) = self.bind(c, "tmp");
+            lets.push(s);
+            let le = self.local_expr(t, span);
+            news.push((j, le));
+            if let Some(reason) = temp {
+                drops.push(self.drop_stmt(t, false, reason, span));
+            }
+        }
+        children_mut(kind, &mut |c| {
+            if let Some(&(_, n)) = news.iter().find(|(j, _)| *j == i) {
+                *c = n;
+            }
+            i += 1;
+        });
+        (lets, drops)
+    }
+
+    /// `{ lets; let r = e; drops; r }` (or without `r` for Unit).
+    fn wrap(&mut self, e: ExprId, mut stmts: Vec<StmtId>, drops: Vec<StmtId>) -> ExprId {
+        let ty = self.body[e].ty.clone();
+        let span = self.span(e);
+        let tail = if ty == Ty::Unit {
+            stmts.push(self.new_stmt(StmtKind::Expr(e), span));
+            None
+        } else {
+            let (s, r) = self.bind(e, "val");
+            stmts.push(s);
+            Some(r)
+        };
+        stmts.extend(drops);
+        let tail = tail.map(|r| self.local_expr(r, span));
+        self.new_expr(ExprKind::Block { stmts, tail }, ty, span)
+    }
+
+    fn contains_assign(&self, e: ExprId) -> bool {
+        match &self.body[e].kind {
+            ExprKind::Block { stmts, tail } => {
+                stmts.iter().any(|s| match &self.body[*s].kind {
+                    StmtKind::Assign { .. } => true,
+                    StmtKind::Let { init, .. } | StmtKind::Var { init, .. } => {
+                        self.contains_assign(*init)
+                    }
+                    StmtKind::Expr(x) => self.contains_assign(*x),
+                    StmtKind::For { iter, body, .. } => {
+                        self.contains_assign(*iter) || self.contains_assign(*body)
+                    }
+                    StmtKind::While { cond, body } => {
+                        self.contains_assign(*cond) || self.contains_assign(*body)
+                    }
+                    StmtKind::Drop(_) => false,
+                }) || tail.is_some_and(|t| self.contains_assign(t))
+            }
+            ExprKind::Lambda { .. } => false,
+            k => children(k).into_iter().any(|c| self.contains_assign(c)),
+        }
+    }
+
+    fn block(&mut self, e: ExprId) {
+        let ExprKind::Block { stmts, tail } = self.body[e].kind.clone() else {
+            return;
+        };
+        let drops = self.plan.drops.get(&e).cloned().unwrap_or_default();
+        let mut out = Vec::new();
+        for (i, &s) in stmts.iter().enumerate() {
+            self.stmt(s, &mut out);
+            let span = self.sm.stmt(s);
+            for &(_, l, deep, reason) in drops.iter().filter(|d| d.0 == i) {
+                out.push(self.drop_stmt(l, deep, reason, span));
+            }
+        }
+        let mut new_tail = None;
+        if let Some(t) = tail {
+            let t2 = self.expr(t);
+            let ty = self.body[t].ty.clone();
+            let tail_drops: Vec<_> = drops.iter().filter(|d| d.0 == stmts.len()).collect();
+            let span = self.span(t);
+            if tail_drops.is_empty() || ty == Ty::Never {
+                new_tail = Some(t2);
+            } else {
+                let r = if ty == Ty::Unit {
+                    out.push(self.new_stmt(StmtKind::Expr(t2), span));
+                    None
+                } else {
+                    let (s, r) = self.bind(t2, "val");
+                    out.push(s);
+                    Some(r)
+                };
+                for &&(_, l, deep, reason) in &tail_drops {
+                    out.push(self.drop_stmt(l, deep, reason, span));
+                }
+                new_tail = r.map(|r| self.local_expr(r, span));
+            }
+        }
+        self.body.exprs[e].kind = ExprKind::Block {
+            stmts: out,
+            tail: new_tail,
+        };
+    }
+
+    fn stmt(&mut self, s: StmtId, out: &mut Vec<StmtId>) {
+        let kind = self.body[s].kind.clone();
+        let span = self.sm.stmt(s);
+        match kind {
+            StmtKind::Let { pat, init } => {
+                let init2 = self.expr(init);
+                if let (PatKind::Wild, Some(reason)) = (&self.body[pat].kind, self.is_temp(init)) {
+                    let (l, t) = self.bind(init2, "tmp");
+                    out.push(l);
+                    out.push(self.drop_stmt(t, false, reason, span));
+                    return;
+                }
+                self.body.stmts[s].kind = StmtKind::Let { pat, init: init2 };
+                out.push(s);
+            }
+            StmtKind::Var { local, init } => {
+                let mut init2 = self.expr(init);
+                if let Some((_, sep)) = self.plan.builders.get(&local) {
+                    let sep = sep.clone();
+                    self.body.locals[local].ty = Ty::StrBuilder;
+                    let sp = self.span(init);
+                    init2 = self.new_expr(ExprKind::BuilderNew { sep }, Ty::StrBuilder, sp);
+                }
+                self.body.stmts[s].kind = StmtKind::Var { local, init: init2 };
+                out.push(s);
+            }
+            StmtKind::Assign { local, value, old } => {
+                if self.plan.builders.contains_key(&local) {
+                    if let ExprKind::Method { args, .. } = self.body[value].kind.clone() {
+                        if let Some(&arg) = args.first() {
+                            let arg2 = self.expr(arg);
+                            let vspan = self.span(value);
+                            if let Some(reason) = self.is_temp(arg) {
+                                let (l, t) = self.bind(arg2, "tmp");
+                                out.push(l);
+                                let te = self.local_expr(t, self.span(arg));
+                                let p = self.new_expr(
+                                    ExprKind::BuilderPush {
+                                        builder: local,
+                                        value: te,
+                                    },
+                                    Ty::Unit,
+                                    vspan,
+                                );
+                                out.push(self.new_stmt(StmtKind::Expr(p), span));
+                                out.push(self.drop_stmt(t, false, reason, span));
+                            } else {
+                                let p = self.new_expr(
+                                    ExprKind::BuilderPush {
+                                        builder: local,
+                                        value: arg2,
+                                    },
+                                    Ty::Unit,
+                                    vspan,
+                                );
+                                self.body.stmts[s].kind = StmtKind::Expr(p);
+                                out.push(s);
+                            }
+                            return;
+                        }
+                    }
+                }
+                let old = self.plan.assigns.get(&s).copied().unwrap_or(old);
+                if old == OldValue::FreeIfMoved {
+                    // Keep `x := x.push(..)` as it is; hoist temporaries of
+                    // its arguments around the statement (the receiver is
+                    // a plain name, so the order of evaluation holds).
+                    let mut kind = self.body[value].kind.clone();
+                    let orig = children(&kind);
+                    children_mut(&mut kind, &mut |c| *c = self.expr(*c));
+                    let last = orig.iter().rposition(|c| self.is_temp(*c).is_some());
+                    let mut drops = Vec::new();
+                    if let Some(last) = last {
+                        let (lets, d) = self.bind_children(value, &mut kind, &orig, last);
+                        out.extend(lets);
+                        drops = d;
+                    }
+                    self.body.exprs[value].kind = kind;
+                    self.body.stmts[s].kind = StmtKind::Assign { local, value, old };
+                    out.push(s);
+                    out.extend(drops);
+                    return;
+                }
+                let value2 = self.expr(value);
+                self.body.stmts[s].kind = StmtKind::Assign {
+                    local,
+                    value: value2,
+                    old,
+                };
+                out.push(s);
+            }
+            StmtKind::Expr(x) => {
+                let x2 = self.expr(x);
+                if let Some(reason) = self.is_temp(x) {
+                    let (l, t) = self.bind(x2, "tmp");
+                    out.push(l);
+                    out.push(self.drop_stmt(t, false, reason, span));
+                    return;
+                }
+                self.body.stmts[s].kind = StmtKind::Expr(x2);
+                out.push(s);
+            }
+            StmtKind::For { pat, iter, body } => {
+                let iter2 = self.expr(iter);
+                let body2 = self.expr(body);
+                if let Some(reason) = self.is_temp(iter) {
+                    let (l, t) = self.bind(iter2, "tmp");
+                    out.push(l);
+                    let te = self.local_expr(t, self.span(iter));
+                    self.body.stmts[s].kind = StmtKind::For {
+                        pat,
+                        iter: te,
+                        body: body2,
+                    };
+                    out.push(s);
+                    out.push(self.drop_stmt(t, false, reason, span));
+                    return;
+                }
+                self.body.stmts[s].kind = StmtKind::For {
+                    pat,
+                    iter: iter2,
+                    body: body2,
+                };
+                out.push(s);
+            }
+            StmtKind::While { cond, body } => {
+                let cond2 = self.expr(cond);
+                let body2 = self.expr(body);
+                self.body.stmts[s].kind = StmtKind::While {
+                    cond: cond2,
+                    body: body2,
+                };
+                out.push(s);
+            }
+            StmtKind::Drop(_) => out.push(s),
+        }
+    }
+}
