@@ -4,6 +4,7 @@
 //! Parsing never panics: every problem comes back as a [`Diagnostic`].
 
 pub mod ast;
+pub mod dump;
 mod lexer;
 mod parser;
 
@@ -73,6 +74,27 @@ impl Diagnostic {
 
 /// Parses a whole source file. Always returns an AST (possibly partial);
 /// the program is valid only when the diagnostics are empty.
+///
+/// Runs on a thread with a large stack: on a syntax error the generated
+/// parser drops partly built trees recursively, and those can be as deep as
+/// the input is long (`1 + 1 + ... )`). Accepted trees are at most
+/// [`MAX_TREE_DEPTH`] deep, so callers need no such stack.
 pub fn parse(text: &str) -> (SourceFile, Vec<Diagnostic>) {
-    parser::parse(text)
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("sspur-parse".to_string())
+            .stack_size(PARSE_STACK_BYTES)
+            .spawn_scoped(scope, || parser::parse(text));
+        match spawned {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread available: parse here (fine for all but pathological input).
+            Err(_) => parser::parse(text),
+        }
+    })
 }
+
+/// Stack for [`parse`]'s thread; only the pages used are ever touched.
+const PARSE_STACK_BYTES: usize = 1 << 30;

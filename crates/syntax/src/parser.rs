@@ -57,22 +57,18 @@ pub fn parse(text: &str) -> (SourceFile, Vec<Diagnostic>) {
         return (SourceFile::default(), diags);
     }
     let item_starts = item_starts(&tokens);
+    let src = ErrSrc::new(text, 0, "end of file", &tokens);
     let mut ctx = Ctx::default();
-    let eof = text.len() as u32;
     let result = grammar::FileParser::new().parse(&mut ctx, spanned(tokens));
     let mut syntax = Vec::new();
     let file = match result {
         Ok(file) => file,
         Err(e) => {
-            syntax.push(parse_error(text, e, eof));
+            syntax.push(src.error(e));
             SourceFile::default()
         }
     };
-    syntax.extend(
-        ctx.errors
-            .into_iter()
-            .map(|e| parse_error(text, e.error, eof)),
-    );
+    syntax.extend(ctx.errors.into_iter().map(|e| src.error(e.error)));
     syntax.extend(ctx.diags);
     diags.extend(syntax);
     let mut diags = first_per_item(diags, &item_starts);
@@ -95,22 +91,17 @@ pub(crate) fn parse_hole(text: &str, base: u32) -> (Option<Expr>, Vec<Diagnostic
         diags.push(d);
         return (None, diags);
     }
-    let full = format!("{:width$}{text}", "", width = base as usize);
-    let eof = base + text.len() as u32;
+    let src = ErrSrc::new(text, base, "the end of the hole", &tokens);
     let mut ctx = Ctx::default();
     let result = grammar::ExprParser::new().parse(&mut ctx, spanned(tokens));
     let expr = match result {
         Ok(e) => Some(e),
         Err(e) => {
-            diags.push(parse_error(&full, e, eof));
+            diags.push(src.error(e));
             None
         }
     };
-    diags.extend(
-        ctx.errors
-            .into_iter()
-            .map(|e| parse_error(&full, e.error, eof)),
-    );
+    diags.extend(ctx.errors.into_iter().map(|e| src.error(e.error)));
     diags.extend(ctx.diags);
     diags.truncate(1);
     match expr {
@@ -190,70 +181,116 @@ fn first_per_item(mut diags: Vec<Diagnostic>, item_starts: &[u32]) -> Vec<Diagno
     out
 }
 
-fn parse_error(text: &str, e: ParseError<u32, Token, LexError>, eof: u32) -> Diagnostic {
-    match e {
-        ParseError::InvalidToken { location } => {
-            Diagnostic::error(Span::new(location, location + 1), "invalid token")
+/// What syntax-error messages need to know about the text.
+struct ErrSrc<'a> {
+    text: &'a str,
+    /// Absolute offset of `text`'s first byte.
+    base: u32,
+    eof_word: &'static str,
+    /// Token starts and kinds, to look at what precedes an error.
+    tokens: Vec<(u32, std::mem::Discriminant<Token>)>,
+}
+
+impl<'a> ErrSrc<'a> {
+    fn new(text: &'a str, base: u32, eof_word: &'static str, tokens: &[(Token, Span)]) -> Self {
+        let tokens = tokens
+            .iter()
+            .map(|(t, s)| (s.start, std::mem::discriminant(t)))
+            .collect();
+        ErrSrc {
+            text,
+            base,
+            eof_word,
+            tokens,
         }
-        ParseError::UnrecognizedEof { location, expected } => Diagnostic::error(
-            Span::new(location.min(eof), eof),
-            format!(
-                "expected {}, found end of file",
-                describe_expected(&expected)
+    }
+
+    fn slice(&self, span: Span) -> Option<&'a str> {
+        let start = span.start.checked_sub(self.base)? as usize;
+        let end = span.end.checked_sub(self.base)? as usize;
+        self.text.get(start..end)
+    }
+
+    /// The kinds of the two tokens before the one starting at `at`.
+    fn before(&self, at: u32) -> [Option<std::mem::Discriminant<Token>>; 2] {
+        let i = self.tokens.partition_point(|(s, _)| *s < at);
+        let get = |k: usize| {
+            i.checked_sub(k)
+                .and_then(|j| self.tokens.get(j))
+                .map(|t| t.1)
+        };
+        [get(2), get(1)]
+    }
+
+    fn error(&self, e: ParseError<u32, Token, LexError>) -> Diagnostic {
+        let eof = self.base + self.text.len() as u32;
+        match e {
+            ParseError::InvalidToken { location } => {
+                Diagnostic::error(Span::new(location, location + 1), "invalid token")
+            }
+            ParseError::UnrecognizedEof { location, expected } => Diagnostic::error(
+                Span::new(location.min(eof), eof),
+                format!(
+                    "expected {}, found {}",
+                    describe_expected(&expected),
+                    self.eof_word
+                ),
             ),
-        ),
-        ParseError::UnrecognizedToken {
-            token: (l, token, r),
-            expected,
-        } => {
-            let span = Span::new(l, r);
-            let found = describe_found(text, &token, span);
-            let mut d = Diagnostic::error(
-                span,
-                format!("expected {}, found {found}", describe_expected(&expected)),
-            );
-            if token == Token::Else {
-                d = d.with_note("`else` must be on the same line as the `}` before it");
+            ParseError::UnrecognizedToken {
+                token: (l, token, r),
+                expected,
+            } => {
+                let span = Span::new(l, r);
+                let found = self.describe_found(&token, span);
+                let mut d = Diagnostic::error(
+                    span,
+                    format!("expected {}, found {found}", describe_expected(&expected)),
+                );
+                let d_brace = std::mem::discriminant(&Token::LBrace);
+                let is_lower = |t: Option<std::mem::Discriminant<Token>>| {
+                    t == Some(std::mem::discriminant(&Token::Lower(String::new())))
+                };
+                if token == Token::Else {
+                    d = d.with_note("`else` must be on the same line as the `}` before it");
+                } else if token == Token::Colon
+                    && matches!(self.before(l), [Some(b), n] if b == d_brace && is_lower(n))
+                {
+                    d = d.with_note(
+                        "a record literal is not allowed in the head of `if`, `while`, `match` or `for`; put it in parentheses",
+                    );
+                } else if token == Token::Semi && self.slice(span) == Some("\n") {
+                    d = d.with_note(
+                        "a line break here ends the statement; to continue an expression, end the line with an operator",
+                    );
+                }
+                d
             }
-            if matches!(token, Token::Semi)
-                && l != r
-                && text.get(l as usize..r as usize) == Some("\n")
-            {
-                d = d.with_note("a line ending here ends the statement; to continue an expression, end the line with an operator");
+            ParseError::ExtraToken {
+                token: (l, token, r),
+            } => {
+                let span = Span::new(l, r);
+                Diagnostic::error(
+                    span,
+                    format!("unexpected {}", self.describe_found(&token, span)),
+                )
             }
-            d
+            ParseError::User { error: LexError } => {
+                Diagnostic::error(Span::new(self.base, self.base), "invalid token")
+            }
         }
-        ParseError::ExtraToken {
-            token: (l, token, r),
-        } => {
-            let span = Span::new(l, r);
-            Diagnostic::error(
-                span,
-                format!("unexpected {}", describe_found(text, &token, span)),
-            )
-        }
-        ParseError::User { error: LexError } => Diagnostic::error(Span::new(0, 0), "invalid token"),
     }
-}
 
-fn describe_found(text: &str, token: &Token, span: Span) -> String {
-    match token {
-        Token::Semi if text.get(span.start as usize..span.end as usize) != Some(";") => {
-            "end of line".to_string()
+    fn describe_found(&self, token: &Token, span: Span) -> String {
+        let text = self.slice(span).unwrap_or("?");
+        match token {
+            Token::Semi if text != ";" => "end of line".to_string(),
+            Token::Str(_) => "string literal".to_string(),
+            Token::Int(_) | Token::Float(_) => format!("number `{text}`"),
+            Token::Lower(n) | Token::Upper(n) => format!("`{n}`"),
+            Token::Error => "invalid token".to_string(),
+            _ => format!("`{text}`"),
         }
-        Token::Str(_) => "string literal".to_string(),
-        Token::Int(_) | Token::Float(_) => {
-            format!("number `{}`", source_text(text, span))
-        }
-        Token::Lower(n) | Token::Upper(n) => format!("`{n}`"),
-        Token::Error => "invalid token".to_string(),
-        _ => format!("`{}`", source_text(text, span)),
     }
-}
-
-fn source_text(text: &str, span: Span) -> &str {
-    text.get(span.start as usize..span.end as usize)
-        .unwrap_or("?")
 }
 
 /// Words for the set of terminals the parser would have accepted.
@@ -306,6 +343,13 @@ fn describe_expected(expected: &[String]) -> String {
         words.push("type".into());
         skip.extend(["Upper", "\"fn\"", "\"(\""]);
     }
+    if has("\"+\"") && has("\"*\"") {
+        words.push("operator".into());
+        skip.extend([
+            "\"+\"", "\"-\"", "\"*\"", "\"/\"", "\"%\"", "\"==\"", "\"!=\"", "\"<\"", "\"<=\"",
+            "\">\"", "\">=\"", "\"&&\"", "\"||\"", "\"..\"", "\".\"", "\"(\"", "\"[\"",
+        ]);
+    }
     if has("\"fn\"") && has("\"type\"") {
         words.push("item (`fn` or `type`)".into());
         skip.extend(["\"fn\"", "\"type\""]);
@@ -321,7 +365,7 @@ fn describe_expected(expected: &[String]) -> String {
             "FloatLit" => "number".to_string(),
             "StrLit" => "string literal".to_string(),
             "FieldIndex" => "tuple field".to_string(),
-            "\";\"" => "`;` or end of line".to_string(),
+            "\";\"" => "end of line".to_string(),
             "InvalidToken" => continue,
             other => format!("`{}`", other.trim_matches('"')),
         };
