@@ -1,0 +1,274 @@
+//! The collector: what survives (locals, callee-saved registers, interior
+//! and one-past-the-end pointers, chains of pointer blocks, roots) and what
+//! is reclaimed (unreachable blocks, blocks only data blocks point to).
+
+mod common;
+
+use common::*;
+use rt::Settings;
+
+fn word(p: *mut u8, i: usize) -> *mut usize {
+    unsafe { (p as *mut usize).add(i) }
+}
+
+#[test]
+fn unreachable_blocks_are_reclaimed() {
+    let _g = fresh(counting());
+    let small = garbage(1000, 40, 0);
+    let ptrs = garbage(1000, 200, 1);
+    let large = garbage(3, 100_000, 1);
+    collect();
+    for &m in small.iter().chain(&ptrs).chain(&large) {
+        assert!(!masked_allocated(m), "garbage block {:#x} survived", m);
+    }
+    let s = rt::stats();
+    assert_eq!(s.collections, 1);
+    assert!(s.counters.collected_blocks >= 2003, "{:?}", s.counters);
+    // Empty pages went back to the OS.
+    assert!(s.heap_bytes < s.peak_heap_bytes);
+}
+
+#[test]
+fn block_reachable_only_from_a_local_survives() {
+    let _g = fresh(Settings::DEFAULT);
+    let p = std::hint::black_box(alloc(64, 0));
+    unsafe { std::ptr::write_bytes(p, 7, 64) };
+    collect();
+    assert!(is_allocated(p as usize));
+    assert_eq!(unsafe { *p.add(63) }, 7);
+}
+
+#[test]
+fn interior_and_one_past_the_end_pointers_keep_their_block() {
+    let _g = fresh(Settings::DEFAULT);
+    let (interior, end) = keep_only_derived();
+    collect();
+    let (a, b) = (interior - 5, end - 64);
+    assert!(is_allocated(a), "interior pointer kept nothing");
+    assert!(is_allocated(b), "one-past-the-end pointer kept nothing");
+    std::hint::black_box((interior, end));
+}
+
+#[inline(never)]
+fn keep_only_derived() -> (usize, usize) {
+    let a = alloc(64, 0) as usize;
+    let b = alloc(64, 0) as usize;
+    (a + 5, b + 64)
+}
+
+#[test]
+fn chain_of_pointer_blocks_survives() {
+    let _g = fresh(Settings::DEFAULT);
+    let head = build_chain(50);
+    collect();
+    let mut p = head;
+    for i in 0..50 {
+        assert!(is_allocated(p as usize), "link {i} reclaimed");
+        assert_eq!(unsafe { *word(p, 1) }, i);
+        p = unsafe { *word(p, 0) as *mut u8 };
+    }
+    assert!(p.is_null());
+    std::hint::black_box(head);
+}
+
+#[inline(never)]
+fn build_chain(n: usize) -> *mut u8 {
+    let mut next = std::ptr::null_mut::<u8>();
+    for i in (0..n).rev() {
+        // Large and small links alike; the link points into the middle.
+        let size = if i % 10 == 3 { 70_000 } else { 32 };
+        let b = alloc(size, 1);
+        unsafe {
+            *word(b, 0) = if next.is_null() { 0 } else { next as usize };
+            *word(b, 1) = i;
+        }
+        next = b;
+    }
+    next
+}
+
+#[test]
+fn data_blocks_are_never_scanned() {
+    let _g = fresh(Settings::DEFAULT);
+    let (data, target) = data_pointing_at_block();
+    collect();
+    assert!(is_allocated(data as usize));
+    assert!(
+        !masked_allocated(target),
+        "a data block's contents kept a block alive"
+    );
+    std::hint::black_box(data);
+}
+
+#[inline(never)]
+fn data_pointing_at_block() -> (*mut u8, usize) {
+    let target = alloc(48, 1);
+    let data = alloc(64, 0);
+    for i in 0..8 {
+        unsafe { *word(data, i) = target as usize + i };
+    }
+    (data, target as usize ^ MASK)
+}
+
+#[inline(never)]
+fn set_global(g: &mut usize, masked: usize) {
+    *g = masked ^ MASK;
+}
+
+#[test]
+fn registered_roots_are_scanned() {
+    let _g = fresh(Settings::DEFAULT);
+    static mut GLOBAL: usize = 0;
+    rt::add_root(&raw const GLOBAL);
+    let masked = garbage(1, 100, 1)[0];
+    set_global(unsafe { &mut *(&raw mut GLOBAL) }, masked);
+    collect();
+    assert!(masked_allocated(masked));
+    unsafe { GLOBAL = 0 };
+    collect();
+    assert!(!masked_allocated(masked));
+}
+
+/// The only reference sits in a callee-saved register across the collection.
+#[test]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn block_reachable_only_from_a_callee_saved_register_survives() {
+    let _g = fresh(Settings::DEFAULT);
+    let masked = garbage(1, 80, 0)[0];
+    scrub_stack();
+    let after: usize;
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        std::arch::asm!(
+            "xor r12, r13",
+            "call {collect}",
+            "xor r12, r13",
+            collect = sym collect_from_asm,
+            in("r13") MASK,
+            inout("r12") masked => after,
+            clobber_abi("C"),
+        );
+        #[cfg(target_arch = "aarch64")]
+        std::arch::asm!(
+            "eor x19, x19, x20",
+            "bl {collect}",
+            "eor x19, x19, x20",
+            collect = sym collect_from_asm,
+            in("x20") MASK,
+            inout("x19") masked => after,
+            clobber_abi("C"),
+        );
+    }
+    assert_eq!(after, masked);
+    assert!(
+        masked_allocated(masked),
+        "block held only in a callee-saved register was reclaimed"
+    );
+}
+
+extern "C" fn collect_from_asm() {
+    rt::sspur_collect();
+}
+
+#[test]
+fn pacing_collects_before_the_heap_passes_the_threshold() {
+    let _g = fresh(Settings {
+        gc_min_bytes: 1 << 20,
+        gc_factor: 2.0,
+        ..counting()
+    });
+    churn(20_000, 512);
+    let s = rt::stats();
+    assert!(s.collections >= 3, "{} collections", s.collections);
+    assert!(
+        s.peak_heap_bytes <= (1 << 20) + 2 * 64 * 1024,
+        "peak {}",
+        s.peak_heap_bytes
+    );
+}
+
+#[inline(never)]
+fn churn(n: usize, size: usize) {
+    for _ in 0..n {
+        std::hint::black_box(alloc(size, 1));
+    }
+}
+
+#[test]
+fn stress_mode_collects_every_n_kilobytes() {
+    let _g = fresh(Settings {
+        stress_bytes: 64 << 10,
+        ..counting()
+    });
+    churn(1000, 1024); // 1000 KB
+    assert_eq!(rt::stats().collections, 15);
+}
+
+#[test]
+fn collected_blocks_are_reused_and_pointer_blocks_come_back_zeroed() {
+    let _g = fresh(Settings::DEFAULT);
+    let g = garbage(2000, 64, 1);
+    for &m in &g {
+        unsafe { std::ptr::write_bytes((m ^ MASK) as *mut u8, 0xEE, 64) };
+    }
+    // Keep the pages alive with one survivor each so they become partial.
+    let keep: Vec<usize> = g.iter().step_by(1024).map(|m| m ^ MASK).collect();
+    collect();
+    let heap = rt::stats().heap_bytes;
+    for _ in 0..2000 - keep.len() {
+        let p = alloc(64, 1);
+        assert!(unsafe { std::slice::from_raw_parts(p, 64) }
+            .iter()
+            .all(|&b| b == 0));
+    }
+    assert_eq!(rt::stats().heap_bytes, heap, "reclaimed blocks were reused");
+    std::hint::black_box(keep);
+}
+
+#[test]
+fn stats_report_lines() {
+    let _g = fresh(counting());
+    let p = alloc(100, 0);
+    rt::sspur_free(p, 0);
+    garbage(3, 16, 0);
+    collect();
+    let report = rt::exit_report();
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[0], "freed at last use: 1 blocks, 112 bytes");
+    assert_eq!(lines[1], "left for the collector: 3 blocks, 48 bytes");
+    assert_eq!(lines[2], "collected: 3 blocks, 48 bytes");
+    assert_eq!(lines[3], "collections: 1");
+    assert!(lines[4].starts_with("peak heap: "), "{report}");
+}
+
+#[test]
+fn sites_report_names_the_sites_left_for_the_collector() {
+    let _g = fresh(Settings {
+        gc_stats: rt::StatsMode::Sites,
+        ..Settings::DEFAULT
+    });
+    rt::set_site_names(vec![
+        "a.ssp:1:1 list literal".into(),
+        "a.ssp:2:5 string from join".into(),
+    ]);
+    for _ in 0..3 {
+        rt::sspur_alloc(100, 0, 1);
+    }
+    let freed = rt::sspur_alloc(1000, 0, 2);
+    rt::sspur_free(freed, 9);
+    rt::sspur_alloc(2000, 0, 2);
+    let report = rt::exit_report();
+    let tail: Vec<&str> = report
+        .lines()
+        .skip_while(|l| !l.starts_with("sites"))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "sites left for the collector:",
+            "  a.ssp:2:5 string from join: 1 blocks, 2048 bytes",
+            "  a.ssp:1:1 list literal: 3 blocks, 336 bytes"
+        ],
+        "{report}"
+    );
+}

@@ -1,0 +1,373 @@
+//! The heap: size classes, page map lookups, free-list order, the large
+//! block cache, zeroing, fault injection and "counting only when read".
+
+mod common;
+
+use common::*;
+use rt::heap::{class_of, CLASS_SIZES, MAX_SMALL, NUM_CLASSES, PAGE_SIZE};
+use rt::Settings;
+
+#[test]
+fn size_classes() {
+    assert_eq!(CLASS_SIZES.len(), NUM_CLASSES);
+    assert_eq!(&CLASS_SIZES[..9], &[16, 32, 48, 64, 80, 96, 112, 128, 160]);
+    assert_eq!(&CLASS_SIZES[12..16], &[320, 384, 448, 512]);
+    assert_eq!(CLASS_SIZES[NUM_CLASSES - 1], MAX_SMALL);
+    // Every size maps to the smallest class that holds it.
+    for size in 1..=MAX_SMALL {
+        let c = class_of(size);
+        assert!(CLASS_SIZES[c] >= size, "{size} -> {}", CLASS_SIZES[c]);
+        assert!(
+            c == 0 || CLASS_SIZES[c - 1] < size,
+            "{size} -> class {c} not the smallest"
+        );
+    }
+    // Four classes per power of two above 128.
+    for pow in [128usize, 256, 1024, 16384] {
+        let n = CLASS_SIZES
+            .iter()
+            .filter(|&&s| s > pow && s <= 2 * pow)
+            .count();
+        assert_eq!(n, 4, "classes in ({pow}, {}]", 2 * pow);
+    }
+}
+
+#[test]
+fn blocks_have_their_class_size_and_do_not_overlap() {
+    let _g = fresh(Settings::DEFAULT);
+    let mut blocks = Vec::new();
+    for (i, &size) in [
+        1usize,
+        16,
+        17,
+        100,
+        128,
+        129,
+        1000,
+        4096,
+        20000,
+        MAX_SMALL,
+        MAX_SMALL + 1,
+        200_000,
+    ]
+    .iter()
+    .enumerate()
+    {
+        for _ in 0..3 {
+            let p = alloc(size, (i % 2) as u32);
+            let (base, usable) = rt::block_of(p).unwrap();
+            assert_eq!(base, p);
+            assert!(usable >= size);
+            blocks.push((p as usize, usable));
+        }
+    }
+    blocks.sort();
+    for w in blocks.windows(2) {
+        assert!(w[0].0 + w[0].1 <= w[1].0, "overlap: {w:?}");
+    }
+}
+
+#[test]
+fn page_map_lookups() {
+    let _g = fresh(Settings::DEFAULT);
+    let a = alloc(48, 0);
+    let b = alloc(48, 0);
+    assert_eq!(b as usize, a as usize + 48, "bump allocation is contiguous");
+    // Interior pointers find their block.
+    for off in [0usize, 1, 24, 47] {
+        assert_eq!(rt::block_of(unsafe { a.add(off) }), Some((a, 48)));
+    }
+    // One past the end of a is the start of b.
+    assert_eq!(rt::block_of(unsafe { a.add(48) }), Some((b, 48)));
+    // Past the last handed-out block: nothing allocated there.
+    assert_eq!(rt::block_of(unsafe { b.add(48) }), None);
+    // A large block: interior and end.
+    let l = alloc(100_000, 0);
+    assert_eq!(
+        rt::block_of(unsafe { l.add(99_999) }),
+        Some((l, 2 * PAGE_SIZE))
+    );
+    assert_ne!(
+        rt::block_of(unsafe { l.add(2 * PAGE_SIZE) }).map(|x| x.0),
+        Some(l),
+        "one past a large block is not in it"
+    );
+    // Foreign addresses.
+    let local = 0u64;
+    static STATIC: u64 = 7;
+    let foreign: [usize; 6] = [
+        0,
+        1,
+        &local as *const u64 as usize,
+        &STATIC as *const u64 as usize,
+        usize::MAX,
+        1 << 60,
+    ];
+    for addr in foreign {
+        assert_eq!(rt::block_of(addr as *const u8), None, "{addr:#x}");
+    }
+}
+
+#[test]
+fn freed_block_is_next_out_of_its_class() {
+    let _g = fresh(Settings::DEFAULT);
+    // Use up the class's first page so the order holds whichever fast path
+    // (bump or free list) is tried first.
+    let size = 256;
+    let blocks: Vec<*mut u8> = (0..PAGE_SIZE / size).map(|_| alloc(size, 0)).collect();
+    let (a, b) = (blocks[3], blocks[10]);
+    rt::sspur_free(a, 0);
+    rt::sspur_free(unsafe { b.add(17) }, 0); // interior pointers free their block
+    assert_eq!(alloc(size, 0), b);
+    assert_eq!(alloc(size, 0), a);
+    // Another class is unaffected.
+    rt::sspur_free(blocks[0], 0);
+    assert_ne!(alloc(64, 0), blocks[0]);
+}
+
+#[test]
+fn pointer_blocks_are_zeroed_when_freed() {
+    let _g = fresh(Settings::DEFAULT);
+    let size = 96;
+    // Use up the first page so the freed block is the next one out.
+    let _fill: Vec<*mut u8> = (0..PAGE_SIZE / size).map(|_| alloc(size, 1)).collect();
+    let p = _fill[5];
+    assert!(
+        unsafe { std::slice::from_raw_parts(p, size) }
+            .iter()
+            .all(|&b| b == 0),
+        "fresh pointer block is zero"
+    );
+    unsafe { std::ptr::write_bytes(p, 0xFF, size) };
+    rt::sspur_free(p, 0);
+    let words = unsafe { std::slice::from_raw_parts(p as *const usize, size / 8) };
+    assert!(
+        words[1..].iter().all(|&w| w == 0),
+        "freed pointer block zeroed except its link"
+    );
+    let q = alloc(size, 1);
+    assert_eq!(q, p);
+    assert!(
+        unsafe { std::slice::from_raw_parts(q, size) }
+            .iter()
+            .all(|&b| b == 0),
+        "reused pointer block is zero"
+    );
+    // A data block keeps its bytes (only the link word is overwritten).
+    let d = alloc(size, 0);
+    unsafe { std::ptr::write_bytes(d, 0x42, size) };
+    let _fill: Vec<*mut u8> = (0..PAGE_SIZE / size).map(|_| alloc(size, 0)).collect();
+    rt::sspur_free(d, 0);
+    assert_eq!(unsafe { *d.add(size - 1) }, 0x42);
+}
+
+#[test]
+fn large_block_cache() {
+    let _g = fresh(counting());
+    let a = alloc(100_000, 0); // two pages
+    unsafe { *a = 9 };
+    rt::sspur_free(a, 0);
+    assert_eq!(rt::stats().large_cache_bytes, 2 * PAGE_SIZE);
+    assert_eq!(rt::block_of(a), None, "a cached block is not allocated");
+    // Same page count: served from the cache, same address, still mapped.
+    let b = alloc(2 * PAGE_SIZE, 0);
+    assert_eq!(b, a);
+    assert_eq!(rt::stats().large_cache_bytes, 0);
+    rt::sspur_free(b, 0);
+    // A pointer request is never served from the cache (its block must be
+    // zero); like any request the cache can't serve, it releases the cache.
+    let p = alloc(100_000, 1);
+    assert!(unsafe { std::slice::from_raw_parts(p, 100_000) }
+        .iter()
+        .all(|&x| x == 0));
+    assert_eq!(rt::stats().large_cache_bytes, 0);
+    let d = alloc(100_000, 0);
+    rt::sspur_free(d, 0);
+    assert_eq!(rt::stats().large_cache_bytes, 2 * PAGE_SIZE);
+    // A data request of another page count releases it too.
+    let heap_before = rt::stats().heap_bytes;
+    let c = alloc(300_000, 0);
+    assert_eq!(rt::stats().large_cache_bytes, 0);
+    assert_eq!(
+        rt::stats().heap_bytes,
+        heap_before - 2 * PAGE_SIZE + 5 * PAGE_SIZE
+    );
+    assert_eq!(rt::block_of(c), Some((c, 5 * PAGE_SIZE)));
+    // Freed pointer large blocks are unmapped at once, not cached.
+    rt::sspur_free(p, 0);
+    assert_eq!(rt::stats().large_cache_bytes, 0);
+    assert_eq!(rt::block_of(p), None);
+    // The cache holds at most 64 MB.
+    let big: Vec<*mut u8> = (0..3).map(|_| alloc(30 << 20, 0)).collect();
+    for &p in &big {
+        rt::sspur_free(p, 0);
+    }
+    assert!(rt::stats().large_cache_bytes <= rt::heap::LARGE_CACHE_LIMIT);
+    assert_eq!(rt::stats().large_cache_bytes, 2 * (30 << 20));
+}
+
+#[test]
+fn free_ignores_foreign_pointers() {
+    let _g = fresh(counting());
+    static TEXT: &str = "static";
+    rt::sspur_free(TEXT.as_ptr() as *mut u8, 0);
+    rt::sspur_free(std::ptr::null_mut(), 0);
+    assert_eq!(rt::stats().counters.freed_last_use_blocks, 0);
+}
+
+#[test]
+fn free_strs_frees_elements_and_buffer() {
+    let _g = fresh(counting());
+    let s1 = alloc(10, 0);
+    let s2 = alloc(40, 0);
+    static LIT: &str = "lit";
+    let buf = alloc(4 * 16, 1) as *mut usize;
+    let elems = [
+        (s1 as usize, 10usize),
+        (LIT.as_ptr() as usize, 3),
+        (s2 as usize, 40),
+        (0, 0),
+    ];
+    for (i, (p, n)) in elems.iter().enumerate() {
+        unsafe {
+            *buf.add(2 * i) = *p;
+            *buf.add(2 * i + 1) = *n;
+        }
+    }
+    rt::sspur_free_strs(buf as *mut u8, 4, 0);
+    let c = rt::stats().counters;
+    assert_eq!(
+        c.freed_last_use_blocks, 3,
+        "two heap strings and the buffer"
+    );
+    assert_eq!(c.freed_last_use_bytes, 16 + 48 + 64);
+    // A zero-length list has no buffer: nothing freed.
+    rt::sspur_free_strs(alloc(16, 1), 0, 0);
+    assert_eq!(rt::stats().counters.freed_last_use_blocks, 3);
+    // Runtime temporaries are counted apart.
+    let t = rt::alloc_temp(100, rt::DATA as u32);
+    rt::free_temp(t);
+    let c = rt::stats().counters;
+    assert_eq!((c.freed_last_use_blocks, c.freed_internal_blocks), (3, 1));
+    let report = rt::exit_report();
+    assert!(
+        report.contains("freed at last use: 3 blocks, 128 bytes\n"),
+        "{report}"
+    );
+}
+
+#[test]
+fn gc_mode_frees_nothing() {
+    let _g = fresh(Settings {
+        mem: rt::MemMode::Gc,
+        ..counting()
+    });
+    assert_eq!(rt::mem_mode(), rt::MemMode::Gc);
+    let p = alloc(64, 0);
+    rt::sspur_free(p, 0);
+    let t = rt::alloc_temp(64, 0);
+    rt::free_temp(t);
+    assert!(is_allocated(p as usize) && is_allocated(t as usize));
+    assert_ne!(alloc(64, 0), p);
+    assert_eq!(rt::stats().counters.freed_last_use_blocks, 0);
+}
+
+#[test]
+fn nth_allocation_fails_and_nothing_else_breaks() {
+    let _g = fresh(Settings {
+        fail_alloc_at: 5,
+        ..Settings::DEFAULT
+    });
+    let mut kept = Vec::new();
+    for n in 1..=20u64 {
+        let size = if n % 7 == 0 { 70_000 } else { 24 * n as usize };
+        let p = rt::sspur_alloc(size, (n % 2) as u32, 0);
+        if n == 5 {
+            assert!(p.is_null(), "attempt 5 must fail");
+            continue;
+        }
+        assert!(!p.is_null(), "attempt {n} must succeed");
+        unsafe { std::ptr::write_bytes(p, n as u8, size) };
+        kept.push((p, size, n as u8));
+    }
+    for (p, size, fill) in &kept {
+        assert!(unsafe { std::slice::from_raw_parts(*p, *size) }
+            .iter()
+            .all(|b| b == fill));
+    }
+    rt::sspur_free(kept[0].0, 0);
+    collect();
+    let s = rt::stats();
+    assert_eq!(s.counters.attempts, 20);
+    assert_eq!(s.counters.alloc_blocks, 19);
+    let report = rt::exit_report();
+    assert!(report.is_empty(), "no report asked: {report}");
+}
+
+#[test]
+fn alloc_report_lines() {
+    let _g = fresh(Settings {
+        alloc_report: true,
+        ..Settings::DEFAULT
+    });
+    let p = alloc(10, 0);
+    alloc(10, 0);
+    rt::sspur_free(p, 0);
+    assert_eq!(rt::exit_report(), "alloc attempts: 2\nlive blocks: 1\n");
+}
+
+/// With no setting that reads them, allocation and free touch no counter.
+#[test]
+fn counters_untouched_when_nothing_reads_them() {
+    let _g = fresh(Settings::DEFAULT);
+    let mut ps = Vec::new();
+    for i in 0..10_000 {
+        ps.push(alloc(16 + i % 3000, (i % 2) as u32));
+    }
+    for p in ps {
+        rt::sspur_free(p, 0);
+    }
+    let t = rt::alloc_temp(100, 0);
+    rt::free_temp(t);
+    let s = rt::stats();
+    assert!(!s.counting);
+    assert_eq!(s.counters, rt::Counters::default());
+}
+
+/// The hot path holds no atomic instruction: disassemble the entry points
+/// compiled into this very test binary.
+#[test]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn hot_path_has_no_atomic_instruction() {
+    let exe = std::env::current_exe().unwrap();
+    // Make sure the symbols are linked in.
+    std::hint::black_box(rt::sspur_alloc as usize + rt::sspur_free as usize);
+    let atomic: &[&str] = if cfg!(target_arch = "x86_64") {
+        &["lock ", "xchg ", "cmpxchg"]
+    } else {
+        &["ldaxr", "stlxr", "ldxr", "stxr", "ldadd", "cas", "swp"]
+    };
+    for sym in ["sspur_alloc", "sspur_free"] {
+        let out = std::process::Command::new("objdump")
+            .arg("-d")
+            .arg("--no-show-raw-insn")
+            .arg(format!("--disassemble={sym}"))
+            .arg(&exe)
+            .output()
+            .expect("objdump must be installed to run this test");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let body: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert!(body.len() > 3, "no disassembly of {sym}: {text}");
+        for line in body {
+            for a in atomic {
+                assert!(
+                    !line.contains(a),
+                    "{sym} holds an atomic instruction: {line}"
+                );
+            }
+        }
+    }
+}
