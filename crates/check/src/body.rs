@@ -301,7 +301,11 @@ impl<'a> Cx<'a> {
         let mut tail = None;
         let mut ty = T::Unit;
         if let Some(t) = &b.tail {
-            let (e, et) = self.expr(t);
+            let (e, et) = if discard {
+                self.expr_unused(t)
+            } else {
+                self.expr(t)
+            };
             let shallow = self.table.shallow(&et);
             if discard && !matches!(shallow, T::Unit | T::Never | T::Error) {
                 stmts.push(self.alloc_stmt(StmtKind::Expr(e), t.span));
@@ -462,7 +466,7 @@ impl<'a> Cx<'a> {
                 )
             }
             ast::StmtKind::Expr(e) => {
-                let (id, t) = self.expr(e);
+                let (id, t) = self.expr_unused(e);
                 let never = self.table.shallow(&t) == T::Never;
                 (self.alloc_stmt(StmtKind::Expr(id), s.span), never)
             }
@@ -796,53 +800,10 @@ impl<'a> Cx<'a> {
             }
             ast::ExprKind::Lambda { params, body } => self.lambda(span, params, body, None),
             ast::ExprKind::If { cond, then, else_ } => {
-                let c = self.expr_expect(cond, &T::Bool, "an `if` condition");
-                match else_ {
-                    Some(el) => {
-                        let (th, tt) = self.block(then, false);
-                        let (el_id, et) = self.expr(el);
-                        let t = self.join(&tt, &et, span, "`if` and `else`");
-                        let k = ExprKind::If {
-                            cond: c,
-                            then: th,
-                            else_: Some(el_id),
-                        };
-                        (self.alloc(k, t.clone(), span), t)
-                    }
-                    None => {
-                        let (th, _) = self.block(then, true);
-                        let k = ExprKind::If {
-                            cond: c,
-                            then: th,
-                            else_: None,
-                        };
-                        (self.alloc(k, T::Unit, span), T::Unit)
-                    }
-                }
+                self.if_expr(cond, then, else_.as_deref(), span, false)
             }
             ast::ExprKind::Match { scrutinee, arms } => {
-                let (s, st) = self.expr(scrutinee);
-                let mut out = Vec::new();
-                let mut ty = T::Never;
-                for arm in arms {
-                    self.scopes.push(Vec::new());
-                    let mut seen = HashMap::new();
-                    let p = self.pat(&arm.pat, &st, true, LocalKind::Let, &mut seen);
-                    let (b, bt) = self.expr(&arm.body);
-                    self.scopes.pop();
-                    ty = self.join(&ty, &bt, arm.body.span, "`match` arms");
-                    out.push(MatchArm { pat: p, body: b });
-                }
-                let id = self.alloc(
-                    ExprKind::Match {
-                        scrutinee: s,
-                        arms: out,
-                    },
-                    ty.clone(),
-                    span,
-                );
-                self.matches.push((id, scrutinee.span));
-                (id, ty)
+                self.match_expr(scrutinee, arms, span, false)
             }
             ast::ExprKind::Block(b) => self.block(b, false),
             ast::ExprKind::Return(v) => {
@@ -871,6 +832,128 @@ impl<'a> Cx<'a> {
             }
             ast::ExprKind::Error => self.missing(span),
         }
+    }
+
+    /// Lowers an expression whose value is not used (a statement, or the
+    /// tail of a block whose value is discarded): `if` and `match` branches
+    /// may then have different types, each becoming Unit.
+    fn expr_unused(&mut self, e: &ast::Expr) -> (ExprId, T) {
+        match &e.kind {
+            ast::ExprKind::If { cond, then, else_ } => {
+                self.if_expr(cond, then, else_.as_deref(), e.span, true)
+            }
+            ast::ExprKind::Match { scrutinee, arms } => {
+                self.match_expr(scrutinee, arms, e.span, true)
+            }
+            ast::ExprKind::Block(b) => self.block(b, true),
+            _ => self.expr(e),
+        }
+    }
+
+    fn if_expr(
+        &mut self,
+        cond: &ast::Expr,
+        then: &ast::Block,
+        else_: Option<&ast::Expr>,
+        span: Span,
+        unused: bool,
+    ) -> (ExprId, T) {
+        /// An `if` chain without a final `else` has no value.
+        fn complete(e: Option<&ast::Expr>) -> bool {
+            match e {
+                None => false,
+                Some(ast::Expr {
+                    kind: ast::ExprKind::If { else_, .. },
+                    ..
+                }) => complete(else_.as_deref()),
+                Some(_) => true,
+            }
+        }
+        let c = self.expr_expect(cond, &T::Bool, "an `if` condition");
+        if unused || !complete(else_) {
+            let (th, tt) = self.block(then, true);
+            let el = else_.map(|el| self.expr_unused(el));
+            // Both branches diverging make the whole `if` diverge.
+            let t = match &el {
+                Some((_, et))
+                    if self.table.shallow(&tt) == T::Never
+                        && self.table.shallow(et) == T::Never =>
+                {
+                    T::Never
+                }
+                _ => T::Unit,
+            };
+            let k = ExprKind::If {
+                cond: c,
+                then: th,
+                else_: el.map(|e| e.0),
+            };
+            return (self.alloc(k, t.clone(), span), t);
+        }
+        let (th, tt) = self.block(then, false);
+        let (el, et) = match else_ {
+            Some(el) => self.expr(el),
+            None => self.missing(span),
+        };
+        let t = self.join(&tt, &et, span, "`if` and `else`");
+        let k = ExprKind::If {
+            cond: c,
+            then: th,
+            else_: Some(el),
+        };
+        (self.alloc(k, t.clone(), span), t)
+    }
+
+    fn match_expr(
+        &mut self,
+        scrutinee: &ast::Expr,
+        arms: &[ast::MatchArm],
+        span: Span,
+        unused: bool,
+    ) -> (ExprId, T) {
+        let (s, st) = self.expr(scrutinee);
+        let mut out = Vec::new();
+        let mut ty = T::Never;
+        let mut all_never = true;
+        for arm in arms {
+            self.scopes.push(Vec::new());
+            let mut seen = HashMap::new();
+            let p = self.pat(&arm.pat, &st, true, LocalKind::Let, &mut seen);
+            let (mut b, bt) = if unused {
+                self.expr_unused(&arm.body)
+            } else {
+                self.expr(&arm.body)
+            };
+            self.scopes.pop();
+            all_never &= self.table.shallow(&bt) == T::Never;
+            if unused {
+                if !matches!(self.table.shallow(&bt), T::Unit | T::Never | T::Error) {
+                    // Wrap the value into `{ value; }` so every arm is Unit.
+                    let st = self.alloc_stmt(StmtKind::Expr(b), arm.body.span);
+                    let k = ExprKind::Block {
+                        stmts: vec![st],
+                        tail: None,
+                    };
+                    b = self.alloc(k, T::Unit, arm.body.span);
+                }
+            } else {
+                ty = self.join(&ty, &bt, arm.body.span, "`match` arms");
+            }
+            out.push(MatchArm { pat: p, body: b });
+        }
+        if unused && !(all_never && !arms.is_empty()) {
+            ty = T::Unit;
+        }
+        let id = self.alloc(
+            ExprKind::Match {
+                scrutinee: s,
+                arms: out,
+            },
+            ty.clone(),
+            span,
+        );
+        self.matches.push((id, scrutinee.span));
+        (id, ty)
     }
 
     fn name(&mut self, name: &ast::Name, span: Span) -> (ExprId, T) {
@@ -1214,6 +1297,7 @@ impl<'a> Cx<'a> {
             tys.push(t);
         }
         let mut ret = self.table.fresh();
+        let mut reported = false;
         if let Some(exp) = expected {
             match self.table.shallow(exp) {
                 T::Fn(ps, r) if ps.len() == params.len() => {
@@ -1228,6 +1312,7 @@ impl<'a> Cx<'a> {
                                 self.show(want)
                             );
                             self.err(params[i].name.span, msg);
+                            reported = true;
                         }
                     }
                     ret = *r;
@@ -1242,6 +1327,7 @@ impl<'a> Cx<'a> {
                             ps.len()
                         ),
                     );
+                    reported = true;
                 }
                 _ => {}
             }
@@ -1257,7 +1343,12 @@ impl<'a> Cx<'a> {
         self.loop_depth = saved_loop;
         self.scopes.pop();
         let frame = self.lambdas.pop().map(|f| f.captures).unwrap_or_default();
-        let t = T::func(tys, ret);
+        // A reported parameter mismatch is not repeated for the whole lambda.
+        let t = if reported {
+            T::Error
+        } else {
+            T::func(tys, ret)
+        };
         let k = ExprKind::Lambda {
             params: locals,
             body: b,

@@ -83,6 +83,24 @@ impl Table {
         }
     }
 
+    /// Binds every unknown inside `t` to `Error`.
+    pub(crate) fn poison_all(&mut self, t: &T) {
+        match self.shallow(t) {
+            T::Var(v) => self.vars[v as usize] = Some(T::Error),
+            T::List(e) | T::Option(e) => self.poison_all(&e),
+            T::Map(k, v) => {
+                self.poison_all(&k);
+                self.poison_all(&v);
+            }
+            T::Tuple(ts) => ts.iter().for_each(|t| self.poison_all(t)),
+            T::Fn(ps, r) => {
+                ps.iter().for_each(|t| self.poison_all(t));
+                self.poison_all(&r);
+            }
+            _ => {}
+        }
+    }
+
     /// Follows bound variables at the top only.
     pub(crate) fn shallow(&self, t: &T) -> T {
         let mut cur = t.clone();
@@ -166,7 +184,12 @@ impl Table {
         let a = self.shallow(a);
         let b = self.shallow(b);
         match (&a, &b) {
-            (T::Error, _) | (_, T::Error) => Ok(()),
+            (T::Error, other) | (other, T::Error) => {
+                // Unknowns meeting an error become errors: nothing more
+                // is said about them.
+                self.poison_all(&other.clone());
+                Ok(())
+            }
             (T::Var(x), T::Var(y)) if x == y => Ok(()),
             (T::Var(x), other) | (other, T::Var(x)) => {
                 if self.occurs(*x, other) {

@@ -277,6 +277,8 @@ impl TypeResolver<'_> {
                     _ => {
                         if !matches!(a[0], Ty::Int | Ty::Str | Ty::Bool | Ty::Error) {
                             diags.push(key_error(args[0].span, &a[0], self));
+                            // Reported once: uses of the map say nothing more.
+                            return Ty::map(Ty::Error, a[1].clone());
                         }
                         Ty::map(a[0].clone(), a[1].clone())
                     }

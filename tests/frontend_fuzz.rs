@@ -1,0 +1,231 @@
+//! Random and mutated source text through the parser and the checker: no
+//! input may panic. Mutations start from the shared corpus
+//! (`tests/programs/*.ssp`, `examples/*.ssp`, `tests/errors/*.ssp`), read at
+//! run time. `SSPUR_FUZZ_CASES` sets the number of cases per property.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+
+fn corpus() -> &'static [String] {
+    static CORPUS: OnceLock<Vec<String>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut out = Vec::new();
+        for dir in ["tests/programs", "examples", "tests/errors"] {
+            let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            let mut paths: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+            paths.sort();
+            for p in paths {
+                if p.extension().is_some_and(|x| x == "ssp") {
+                    if let Ok(t) = std::fs::read_to_string(&p) {
+                        out.push(t);
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            out.push("fn main() { print(1) }\n".to_string());
+        }
+        out
+    })
+}
+
+fn cases() -> u32 {
+    std::env::var("SSPUR_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(256)
+}
+
+/// Parses and checks; rendering the diagnostics must not panic either.
+fn run(text: &str) {
+    let _ = syntax::parse(text);
+    if let Err(diags) = check::check_source(text) {
+        let _ = check::render_diagnostics("fuzz.ssp", text, &diags);
+    }
+}
+
+/// Pieces that tend to make interesting programs when spliced in.
+const TOKENS: &[&str] = &[
+    "fn",
+    "let",
+    "var",
+    "if",
+    "else",
+    "match",
+    "for",
+    "in",
+    "while",
+    "return",
+    "break",
+    "continue",
+    "true",
+    "false",
+    "type",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ":",
+    ";",
+    ":=",
+    "=",
+    "=>",
+    "->",
+    "|",
+    "||",
+    "&&",
+    "..",
+    ".",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "==",
+    "<",
+    "!",
+    "x",
+    "xs",
+    "Some",
+    "None",
+    "_",
+    "0",
+    "1.5",
+    "\"s{x}\"",
+    "\n",
+    " ",
+    "Int",
+    "List[Int]",
+    "|x| x",
+    ".len",
+    ".map",
+    "main",
+    "print",
+    "empty_map()",
+    "Node",
+    "Leaf",
+];
+
+#[derive(Clone, Debug)]
+enum Edit {
+    Delete(usize, usize),
+    Insert(usize, usize),
+    Duplicate(usize, usize),
+    Swap(usize, usize),
+}
+
+fn apply(text: &str, edits: &[Edit]) -> String {
+    let mut s: Vec<u8> = text.as_bytes().to_vec();
+    for e in edits {
+        let n = s.len().max(1);
+        match *e {
+            Edit::Delete(at, len) => {
+                let a = at % n;
+                let b = (a + len % 16).min(s.len());
+                if a < b {
+                    s.drain(a..b);
+                }
+            }
+            Edit::Insert(at, tok) => {
+                let a = (at % n).min(s.len());
+                let t = TOKENS[tok % TOKENS.len()].as_bytes();
+                s.splice(a..a, t.iter().copied());
+            }
+            Edit::Duplicate(at, len) => {
+                let a = at % n;
+                let b = (a + len % 64).min(s.len());
+                if a < b {
+                    let piece: Vec<u8> = s[a..b].to_vec();
+                    s.splice(b..b, piece);
+                }
+            }
+            Edit::Swap(x, y) => {
+                if !s.is_empty() {
+                    let (a, b) = (x % s.len(), y % s.len());
+                    s.swap(a, b);
+                }
+            }
+        }
+    }
+    // Byte edits may split a UTF-8 character; the front end takes &str.
+    String::from_utf8_lossy(&s).into_owned()
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::Delete(a, b)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::Insert(a, b)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::Duplicate(a, b)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::Swap(a, b)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_corpus_never_panics(pick in any::<usize>(), edits in prop::collection::vec(edit(), 1..8)) {
+        let c = corpus();
+        let text = apply(&c[pick % c.len()], &edits);
+        run(&text);
+    }
+
+    #[test]
+    fn token_soup_never_panics(toks in prop::collection::vec(any::<usize>(), 0..200)) {
+        let text: String = toks.iter().map(|t| TOKENS[t % TOKENS.len()]).collect::<Vec<_>>().join(" ");
+        run(&text);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in any::<String>()) {
+        run(&text);
+    }
+}
+
+/// Every corpus program unchanged, and each with every single line deleted
+/// in turn (a deterministic sweep that proptest's sampling may miss).
+#[test]
+fn corpus_line_deletions_never_panic() {
+    let mut n = 0usize;
+    for text in corpus() {
+        run(text);
+        let lines: Vec<&str> = text.lines().collect();
+        for skip in 0..lines.len() {
+            let t: Vec<&str> = lines
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != skip)
+                .map(|(_, l)| *l)
+                .collect();
+            run(&t.join("\n"));
+            n += 1;
+        }
+    }
+    eprintln!("line-deletion sweep: {n} programs");
+}
+
+/// Deep nesting stays within the parser's limit and never overflows.
+#[test]
+fn deep_nesting_is_a_diagnostic() {
+    for depth in [10usize, 255, 300, 5000] {
+        let open = "(".repeat(depth);
+        let close = ")".repeat(depth);
+        run(&format!(
+            "fn main() {{ let x = {open}1{close}\n print(x) }}\n"
+        ));
+        let blocks = "{".repeat(depth) + &"}".repeat(depth);
+        run(&format!("fn main() {blocks}\n"));
+        let lists = "[".repeat(depth) + &"]".repeat(depth);
+        run(&format!("fn main() {{ print({lists}) }}\n"));
+        let lambdas = "|x| ".repeat(depth);
+        run(&format!("fn main() {{ let f = {lambdas}1\n }}\n"));
+    }
+}
