@@ -182,7 +182,8 @@ mod tests {
 
     #[test]
     fn good_values() {
-        let cases: &[(&[(&str, &str)], fn(&Settings) -> bool)] = &[
+        type Case<'a> = (&'a [(&'a str, &'a str)], fn(&Settings) -> bool);
+        let cases: &[Case] = &[
             (&[("SSPUR_MEM", "gc")], |s| {
                 s.mem == MemMode::Gc && !s.counting()
             }),

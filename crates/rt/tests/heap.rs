@@ -344,7 +344,7 @@ fn counters_untouched_when_nothing_reads_them() {
 fn hot_path_has_no_atomic_instruction() {
     let exe = std::env::current_exe().unwrap();
     // Make sure the symbols are linked in.
-    std::hint::black_box(rt::sspur_alloc as usize + rt::sspur_free as usize);
+    std::hint::black_box((rt::sspur_alloc as *const (), rt::sspur_free as *const ()));
     let atomic: &[&str] = if cfg!(target_arch = "x86_64") {
         &["lock ", "xchg ", "cmpxchg"]
     } else {

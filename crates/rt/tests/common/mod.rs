@@ -63,3 +63,18 @@ pub fn collect() {
 pub fn masked_allocated(masked: usize) -> bool {
     is_allocated(masked ^ MASK)
 }
+
+/// Stale words on the stack may keep a stray block of garbage alive (the
+/// collector is conservative); anything more than that is a bug.
+pub const STRAY_ALLOWANCE: usize = 2;
+
+/// Asserts that all but at most STRAY_ALLOWANCE of the masked blocks were reclaimed.
+#[inline(never)]
+pub fn assert_reclaimed(masked: &[usize], what: &str) {
+    let kept = masked.iter().filter(|&&m| masked_allocated(m)).count();
+    assert!(
+        kept <= STRAY_ALLOWANCE,
+        "{kept} of {} {what} survived",
+        masked.len()
+    );
+}
