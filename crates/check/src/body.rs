@@ -941,7 +941,7 @@ impl<'a> Cx<'a> {
             }
             out.push(MatchArm { pat: p, body: b });
         }
-        if unused && !(all_never && !arms.is_empty()) {
+        if unused && (!all_never || arms.is_empty()) {
             ty = T::Unit;
         }
         let id = self.alloc(
