@@ -189,10 +189,25 @@ struct ErrSrc<'a> {
     eof_word: &'static str,
     /// Token starts and kinds, to look at what precedes an error.
     tokens: Vec<(u32, std::mem::Discriminant<Token>)>,
+    /// The innermost bracket still open at the end of the text.
+    unclosed: Option<(Span, &'static str)>,
 }
 
 impl<'a> ErrSrc<'a> {
     fn new(text: &'a str, base: u32, eof_word: &'static str, tokens: &[(Token, Span)]) -> Self {
+        let mut open: Vec<(Span, &'static str)> = Vec::new();
+        for (t, span) in tokens {
+            match t {
+                Token::LParen => open.push((*span, "(")),
+                Token::LBracket => open.push((*span, "[")),
+                Token::LBrace => open.push((*span, "{")),
+                Token::RParen | Token::RBracket | Token::RBrace => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        let unclosed = open.pop();
         let tokens = tokens
             .iter()
             .map(|(t, s)| (s.start, std::mem::discriminant(t)))
@@ -202,6 +217,7 @@ impl<'a> ErrSrc<'a> {
             base,
             eof_word,
             tokens,
+            unclosed,
         }
     }
 
@@ -228,14 +244,20 @@ impl<'a> ErrSrc<'a> {
             ParseError::InvalidToken { location } => {
                 Diagnostic::error(Span::new(location, location + 1), "invalid token")
             }
-            ParseError::UnrecognizedEof { location, expected } => Diagnostic::error(
-                Span::new(location.min(eof), eof),
-                format!(
-                    "expected {}, found {}",
-                    describe_expected(&expected),
-                    self.eof_word
-                ),
-            ),
+            ParseError::UnrecognizedEof { location, expected } => {
+                let d = Diagnostic::error(
+                    Span::new(location.min(eof), eof),
+                    format!(
+                        "expected {}, found {}",
+                        describe_expected(&expected),
+                        self.eof_word
+                    ),
+                );
+                match self.unclosed {
+                    Some((span, b)) => d.with_label(span, format!("this `{b}` is never closed")),
+                    None => d,
+                }
+            }
             ParseError::UnrecognizedToken {
                 token: (l, token, r),
                 expected,
@@ -250,7 +272,15 @@ impl<'a> ErrSrc<'a> {
                 let is_lower = |t: Option<std::mem::Discriminant<Token>>| {
                     t == Some(std::mem::discriminant(&Token::Lower(String::new())))
                 };
-                if token == Token::Else {
+                let d_let = std::mem::discriminant(&Token::Let);
+                let d_for = std::mem::discriminant(&Token::For);
+                if matches!(token, Token::Upper(_) | Token::Int(_) | Token::Str(_))
+                    && matches!(self.before(l), [_, Some(k)] if k == d_let || k == d_for)
+                {
+                    d = d.with_note(
+                        "`let` and `for` bind a name, `_` or a tuple of those; use `match` for other patterns",
+                    );
+                } else if token == Token::Else {
                     d = d.with_note("`else` must be on the same line as the `}` before it");
                 } else if token == Token::Colon
                     && matches!(self.before(l), [Some(b), n] if b == d_brace && is_lower(n))

@@ -22,6 +22,12 @@ fn render(text: &str) -> String {
             "error @{}..{}: {}",
             d.span.start, d.span.end, d.message
         );
+        for (span, text) in &d.labels {
+            let _ = writeln!(out, "  label @{}..{}: {text}", span.start, span.end);
+        }
+        for note in &d.notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
     }
     out
 }
