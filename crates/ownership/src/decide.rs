@@ -131,7 +131,7 @@ impl<'a> Decider<'a> {
                 Callee::Fn(f) => match self.fn_summary(*f) {
                     Some(s) if s.fresh_result => Fresh::Yes { alloc: true },
                     Some(s) => Fresh::No(format!(
-                        "{}() {}",
+                        "the result of {}(), which {}",
                         self.items.fns[*f].name,
                         s.why_not_fresh
                             .clone()
@@ -142,11 +142,12 @@ impl<'a> Decider<'a> {
                 Callee::Builtin(Builtin::ReadFile | Builtin::ReadStdin) => {
                     Fresh::Yes { alloc: true }
                 }
-                Callee::Builtin(b) => Fresh::No(format!(
-                    "{}() is not known to return a new block",
-                    crate::walk::builtin_name(*b)
-                )),
-                Callee::Value(_) => Fresh::No("a call through a function value".into()),
+                Callee::Builtin(b) => {
+                    Fresh::No(format!("the result of {}()", crate::walk::builtin_name(*b)))
+                }
+                Callee::Value(_) => {
+                    Fresh::No("the result of a call through a function value".into())
+                }
             },
             ExprKind::If { then, else_, .. } => {
                 let Some(else_) = else_ else {
@@ -168,8 +169,8 @@ impl<'a> Decider<'a> {
                 let name = self.local_name(*x);
                 if facts.and_then(|l| l.decl.as_ref()).is_none() {
                     return Fresh::No(match body.locals[*x].kind {
-                        ir::LocalKind::Param => format!("returns its parameter {name}"),
-                        _ => format!("{name} is bound to a part of another value"),
+                        ir::LocalKind::Param => format!("its parameter {name}"),
+                        _ => format!("{name}, a part of another value"),
                     });
                 }
                 match u {
@@ -178,11 +179,11 @@ impl<'a> Decider<'a> {
                             alloc: self.local_allocs(*x),
                         },
                         Own::No(why, at) => Fresh::No(format!(
-                            "{name} is not the only owner ({why} at {})",
+                            "{name}, which is not the only owner ({why} at {})",
                             self.pos(at)
                         )),
                     },
-                    _ => Fresh::No(format!("{name} is another name for the value")),
+                    _ => Fresh::No(format!("{name}, another name for the value")),
                 }
             }
             ExprKind::BuilderFinish { .. } => Fresh::Yes { alloc: true },
@@ -229,7 +230,6 @@ impl<'a> Decider<'a> {
 
     fn own_uncached(&self, x: LocalId) -> Own {
         let body = self.body;
-        let name = self.local_name(x);
         let Some(l) = self.facts.local(x) else {
             return Own::No("unknown".into(), 0);
         };
@@ -242,14 +242,14 @@ impl<'a> Decider<'a> {
         }
         let decl_at = self.sm.stmt(d.stmt).start;
         if let Fresh::No(why) = self.fresh(d.init) {
-            return Own::No(format!("its value is not fresh: {why}"), decl_at);
+            return Own::No(format!("holds {why}"), decl_at);
         }
         if let Some(at) = l.for_assigned {
-            return Own::No(format!("{name} is assigned inside a for over it"), at);
+            return Own::No("is assigned inside a for over it".into(), at);
         }
         for a in &l.assigns {
             if a.nested {
-                return Own::No(format!("{name} is assigned inside an expression"), a.at);
+                return Own::No("is assigned inside an expression".into(), a.at);
             }
             let self_grow = l
                 .uses
@@ -257,7 +257,7 @@ impl<'a> Decider<'a> {
                 .any(|u| u.ctx == Ctx::GrowSelf(x) && self.is_value_of(u.expr, a.value));
             if !self_grow {
                 if let Fresh::No(why) = self.fresh(a.value) {
-                    return Own::No(format!("assigned a value that is not fresh: {why}"), a.at);
+                    return Own::No(format!("is assigned {why}"), a.at);
                 }
             }
         }
@@ -267,8 +267,8 @@ impl<'a> Decider<'a> {
         for u in &l.uses {
             if u.foreign {
                 let why = match &u.ctx {
-                    Ctx::Escape(w) => w.clone(),
-                    _ => "used inside a closure".into(),
+                    Ctx::Escape(w) => format!("is {w}"),
+                    _ => "is used inside a closure".into(),
                 };
                 return Own::No(why, u.at);
             }
@@ -277,12 +277,12 @@ impl<'a> Decider<'a> {
                 Ctx::GrowSelf(_) => {}
                 _ if u.moved_out => {}
                 Ctx::Key(put) => key_uses.push((u, *put)),
-                Ctx::Escape(why) => return Own::No(why.clone(), u.at),
+                Ctx::Escape(why) => return Own::No(format!("is {why}"), u.at),
                 Ctx::Bind(y) => {
-                    return Own::No(format!("aliased by {}", self.local_name(*y)), u.at)
+                    return Own::No(format!("is aliased by {}", self.local_name(*y)), u.at)
                 }
                 Ctx::Assign(y) => {
-                    return Own::No(format!("assigned to {}", self.local_name(*y)), u.at)
+                    return Own::No(format!("is assigned to {}", self.local_name(*y)), u.at)
                 }
             }
         }
@@ -305,7 +305,7 @@ impl<'a> Decider<'a> {
             if consumable {
                 return Own::Yes(End::ConsumedKey(put));
             }
-            return Own::No("stored in a map as a key".into(), u.at);
+            return Own::No("is stored in a map as a key".into(), u.at);
         }
         if l.uses.iter().any(|u| u.moved_out) {
             return Own::Yes(End::MovedOut);
@@ -505,7 +505,9 @@ impl<'a> Decider<'a> {
 
 fn both(a: Fresh, b: Fresh) -> Fresh {
     match (a, b) {
-        (Fresh::No(w), _) | (_, Fresh::No(w)) => Fresh::No(format!("a branch is not fresh: {w}")),
+        (Fresh::No(w), _) | (_, Fresh::No(w)) => {
+            Fresh::No(format!("a branch that is not fresh: {w}"))
+        }
         (Fresh::Yes { alloc: x }, Fresh::Yes { alloc: y }) => Fresh::Yes { alloc: x || y },
     }
 }
@@ -524,7 +526,7 @@ pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> Summary {
         }
         for v in values {
             if let Fresh::No(why) = d.fresh(v) {
-                why_not_fresh = Some(why);
+                why_not_fresh = Some(format!("returns {why}"));
                 break;
             }
         }

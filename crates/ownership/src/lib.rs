@@ -374,13 +374,14 @@ pub fn emit_drops(a: &Analysis) -> String {
     out
 }
 
-/// One line per allocation site in source order:
-/// `PATH:LINE:COL <what>: <fate>`.
+/// A header naming the file, then one line per allocation site in source
+/// order: `LINE:COL <what>: <fate>`.
 pub fn explain(a: &Analysis, path: &str) -> String {
-    let mut out = String::new();
+    let n = a.fates.iter().filter(|f| f.allocates).count();
+    let mut out = format!("{path}: {n} allocation sites\n");
     for f in &a.fates {
         let (l, c) = a.program.line_col(f.offset);
-        out.push_str(&format!("{path}:{l}:{c} {}: {}\n", f.what, f.fate));
+        out.push_str(&format!("{l}:{c} {}: {}\n", f.what, f.fate));
     }
     out
 }

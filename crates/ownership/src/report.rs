@@ -38,7 +38,13 @@ pub fn fates(
                 r.fate(e)
             } else {
                 match d.fresh(e) {
-                    Fresh::No(why) => format!("not fresh: {why}"),
+                    Fresh::No(_) if r.is_builder_push(e) => {
+                        "never built: the pushes append to a string builder (push then join)"
+                            .to_string()
+                    }
+                    Fresh::No(why) => {
+                        format!("not fresh: {}", why.trim_start_matches("the result of "))
+                    }
                     Fresh::Yes { .. } => r.fate(e),
                 }
             };
@@ -204,7 +210,7 @@ impl Reporter<'_> {
             }
         }
         if let Fresh::No(why) = d.fresh(top) {
-            return format!("left for the collector: {why}");
+            return format!("left for the collector: its value ends up in {why}");
         }
         match &facts.ctx {
             Ctx::Read(what) => {
@@ -245,6 +251,12 @@ impl Reporter<'_> {
             Ctx::Escape(why) => {
                 if let Some(x) = self.deep_owner(top) {
                     return format!("freed with {x}, which owns its strings");
+                }
+                if let Some(b) = self.builder_piece(top) {
+                    return format!(
+                        "freed after it is appended to the string builder {b} at {} (temporary)",
+                        self.pos(facts.reader_at)
+                    );
                 }
                 format!(
                     "left for the collector: {why} at {}",
@@ -304,6 +316,21 @@ impl Reporter<'_> {
             End::Builder { .. } => {
                 "never built: the pushes append to a string builder (push then join)".into()
             }
+        }
+    }
+
+    /// The builder var a pushed string is appended to, when it is a
+    /// temporary of that push.
+    fn builder_piece(&self, e: ExprId) -> Option<String> {
+        let d = self.d;
+        let p = d.facts.exprs.get(e)?.parent?;
+        match d.facts.exprs.get(p)?.ctx {
+            Ctx::Assign(x)
+                if self.plan.builders.contains_key(&x) && self.plan.temps.contains_key(&e) =>
+            {
+                Some(d.local_name(x))
+            }
+            _ => None,
         }
     }
 

@@ -307,7 +307,7 @@ impl Walker<'_> {
                             .unwrap_or_default(),
                         TypeDefKind::Sum { .. } => String::new(),
                     };
-                    self.operand(f, Ctx::Escape(format!("escapes into {tname}.{fname}")), e);
+                    self.operand(f, Ctx::Escape(format!("stored into {tname}.{fname}")), e);
                 }
             }
             ExprKind::Tuple(xs) => {
@@ -361,7 +361,7 @@ impl Walker<'_> {
                 }
             }
             ExprKind::Match { scrutinee, arms } => {
-                self.top(*scrutinee, Ctx::Escape("matched".into()), e);
+                self.top(*scrutinee, Ctx::Escape("matched on".into()), e);
                 for arm in arms {
                     self.bind_pat(arm.pat);
                     self.through(arm.body, ctx.clone(), reader_at);

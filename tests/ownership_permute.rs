@@ -1,0 +1,119 @@
+//! The analysis must not depend on the order of functions in the file:
+//! shuffling the items of corpus programs leaves every function's summary,
+//! its body with drops and its reason table unchanged.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use proptest::prelude::*;
+
+/// Programs with more than one function, from every corpus directory.
+fn corpus() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for dir in ["tests/ownership", "tests/programs", "examples"] {
+        let Ok(entries) = fs::read_dir(dir) else {
+            continue;
+        };
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "ssp"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let text = fs::read_to_string(&p).unwrap_or_default();
+            if check::check_source(&text).is_ok() {
+                out.push((p.display().to_string(), text));
+            }
+        }
+    }
+    out
+}
+
+/// The items of a program, each as its own text.
+fn items(text: &str) -> Vec<String> {
+    let (file, _) = syntax::parse(text);
+    file.items
+        .iter()
+        .map(|i| {
+            let s = i.span();
+            text[s.start as usize..s.end as usize].to_string()
+        })
+        .collect()
+}
+
+/// Per function name: summary facts, the printed body with drops, reasons.
+fn fingerprint(text: &str) -> BTreeMap<String, String> {
+    let program = check::check_source(text).expect("a permutation still checks");
+    let a = ownership::analyze(&program);
+    let mut out = BTreeMap::new();
+    for (f, sig) in a.program.items.fns.iter() {
+        let i = f.into_raw().into_u32() as usize;
+        let s = &a.summaries[i];
+        out.insert(
+            sig.name.clone(),
+            format!(
+                "fresh={} borrowed={:?}\n{}\n{:?}",
+                s.fresh_result,
+                s.borrowed,
+                ir::pretty::body(&a.program, f),
+                a.reasons[i]
+            ),
+        );
+    }
+    out
+}
+
+fn permuted(parts: &[String], order: &[usize]) -> String {
+    order
+        .iter()
+        .map(|&i| parts[i].as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[test]
+fn reversed_order_gives_the_same_analysis() {
+    let corpus = corpus();
+    assert!(corpus.len() >= 40, "corpus too small: {}", corpus.len());
+    for (path, text) in &corpus {
+        let parts = items(text);
+        let forward: Vec<usize> = (0..parts.len()).collect();
+        let backward: Vec<usize> = forward.iter().rev().copied().collect();
+        assert_eq!(
+            fingerprint(&permuted(&parts, &forward)),
+            fingerprint(&permuted(&parts, &backward)),
+            "{path}: reversing the items changed the analysis"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn shuffled_order_gives_the_same_analysis(pick in any::<prop::sample::Index>(), seed in any::<u64>()) {
+        let corpus = corpus_cached();
+        let (path, text) = &corpus[pick.index(corpus.len())];
+        let parts = items(text);
+        let mut order: Vec<usize> = (0..parts.len()).collect();
+        // Fisher-Yates with a small xorshift generator seeded by proptest.
+        let mut x = seed | 1;
+        for i in (1..order.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            order.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        let base: Vec<usize> = (0..parts.len()).collect();
+        prop_assert_eq!(
+            fingerprint(&permuted(&parts, &base)),
+            fingerprint(&permuted(&parts, &order)),
+            "{}: order {:?} changed the analysis", path, order
+        );
+    }
+}
+
+fn corpus_cached() -> &'static [(String, String)] {
+    static CORPUS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    CORPUS.get_or_init(corpus)
+}
