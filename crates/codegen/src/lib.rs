@@ -1,1 +1,371 @@
-//! Sspur native backend: IR with drops to Cranelift.
+//! Sspur native backend: the typed IR with the ownership pass's drops,
+//! lowered to Cranelift IR and JIT-compiled in process.
+//!
+//! - [`layout`]: how values are laid out in words and memory, and the type
+//!   table the runtime's helpers read.
+//! - [`rtfns`]: the runtime entry points generated code calls.
+//! - [`lower`]: IR to Cranelift IR, one function or lambda at a time.
+//! - [`overflow`]: turning a fault in the program thread's stack guard into
+//!   the `stack overflow` trap.
+//!
+//! The program runs on its own thread with a 1 GiB stack; the runtime is
+//! initialised on that thread, so the collector scans the right stack.
+
+pub mod layout;
+pub mod lower;
+mod overflow;
+pub mod rtfns;
+
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{DataDescription, FuncId, Linkage, Module};
+use ir::Program;
+use lower::{signature, Lowerer, Shared};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// How to run a program natively.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The path the program was run with (trap locations print it).
+    pub path: String,
+    /// The program's arguments (what `args()` returns).
+    pub args: Vec<String>,
+    /// Print the backend's compile times to stderr.
+    pub time: bool,
+    /// Extra descriptions of allocation sites, appended to the generated
+    /// `path:line:col` site names by site id order when present.
+    pub site_names: Vec<String>,
+}
+
+/// Stack of the program thread: what LANGUAGE.md promises plus slack.
+const PROGRAM_STACK: usize = (1 << 30) + (64 << 20);
+
+/// A compiled program, ready to run.
+struct Compiled {
+    module: JITModule,
+    main: Option<FuncId>,
+    /// Cranelift function, the Sspur function it belongs to (for stack
+    /// overflow positions), and its code size.
+    funcs: Vec<(FuncId, ir::FnId, u32)>,
+    types: Vec<rt::helpers::types::TyDesc>,
+    sites: Vec<String>,
+    clif: String,
+    times: Vec<(&'static str, Duration)>,
+}
+
+fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    let mut fb = settings::builder();
+    let set = |fb: &mut settings::Builder, k: &str, v: &str| {
+        fb.set(k, v).map_err(|e| format!("{k}: {e}"))
+    };
+    set(&mut fb, "opt_level", "speed")?;
+    set(&mut fb, "preserve_frame_pointers", "true")?;
+    set(&mut fb, "use_colocated_libcalls", "false")?;
+    set(&mut fb, "is_pic", "false")?;
+    set(&mut fb, "enable_probestack", "true")?;
+    set(&mut fb, "probestack_strategy", "inline")?;
+    let builder = cranelift_native::builder().map_err(|e| format!("host not supported: {e}"))?;
+    builder
+        .finish(settings::Flags::new(fb))
+        .map_err(|e| e.to_string())
+}
+
+fn compile(
+    program: &Program,
+    path: &str,
+    drops: bool,
+    want_clif: bool,
+) -> Result<Compiled, String> {
+    let t0 = Instant::now();
+    let isa = isa()?;
+    let call_conv = isa.default_call_conv();
+    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    let all = rtfns::all();
+    for (_, (name, addr, _, _)) in &all {
+        jb.symbol(*name, *addr);
+    }
+    let mut module = JITModule::new(jb);
+    let mut rtmap = HashMap::new();
+    for (f, (name, _, params, ret)) in &all {
+        let mut sig = module.make_signature();
+        for _ in 0..*params {
+            sig.params.push(cranelift_codegen::ir::AbiParam::new(
+                cranelift_codegen::ir::types::I64,
+            ));
+        }
+        let n = match ret {
+            rtfns::Ret::None => 0,
+            rtfns::Ret::One => 1,
+            rtfns::Ret::Pair => 2,
+        };
+        for _ in 0..n {
+            sig.returns.push(cranelift_codegen::ir::AbiParam::new(
+                cranelift_codegen::ir::types::I64,
+            ));
+        }
+        let id = module
+            .declare_function(name, Linkage::Import, &sig)
+            .map_err(|e| e.to_string())?;
+        rtmap.insert(*f, (id, *params, *ret));
+    }
+    let mut fns = Vec::new();
+    for (fid, sig) in program.items.fns.iter() {
+        let ptys: Vec<ir::Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
+        let s = signature(call_conv, false, &ptys, &sig.ret);
+        let name = format!("fn{}_{}", fid.into_raw().into_u32(), sig.name);
+        fns.push(
+            module
+                .declare_function(&name, Linkage::Local, &s)
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    // Static tag words: nullary constructor `t` of any sum is `&tags[t]`.
+    let max_tag = program
+        .items
+        .types
+        .iter()
+        .map(|(_, t)| match &t.kind {
+            ir::TypeDefKind::Sum { variants } => variants.len(),
+            ir::TypeDefKind::Record { .. } => 0,
+        })
+        .max()
+        .unwrap_or(0)
+        .max(2);
+    let tags: &'static [u64] =
+        Box::leak((0..max_tag as u64).collect::<Vec<_>>().into_boxed_slice());
+    let mut sh = Shared {
+        module: &mut module,
+        call_conv,
+        rt: rtmap,
+        fns: fns.clone(),
+        fn_values: HashMap::new(),
+        wrappers: Vec::new(),
+        lambdas: Vec::new(),
+        lambda_count: 0,
+        types: Default::default(),
+        statics: HashMap::new(),
+        tags: tags.as_ptr() as u64,
+        sites: Vec::new(),
+        path: path.to_string(),
+        drops,
+    };
+    let mut ctx = sh.module.make_context();
+    let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
+    let mut funcs = Vec::new();
+    let mut clif = String::new();
+    let mut lower_time = Duration::ZERO;
+    let mut emit_time = Duration::ZERO;
+    let define = |sh: &mut Shared,
+                  ctx: &mut cranelift_codegen::Context,
+                  id: FuncId,
+                  owner: ir::FnId,
+                  funcs: &mut Vec<(FuncId, ir::FnId, u32)>,
+                  clif: &mut String,
+                  lowered: Instant,
+                  lower_time: &mut Duration,
+                  emit_time: &mut Duration|
+     -> Result<(), String> {
+        *lower_time += lowered.elapsed();
+        if want_clif {
+            let name = sh
+                .module
+                .declarations()
+                .get_function_decl(id)
+                .linkage_name(id)
+                .into_owned();
+            clif.push_str(&format!("; {name}\n{}\n", ctx.func.display()));
+        }
+        let t = Instant::now();
+        sh.module
+            .define_function(id, ctx)
+            .map_err(|e| format!("{e:?}"))?;
+        let size = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
+        funcs.push((id, owner, size));
+        sh.module.clear_context(ctx);
+        *emit_time += t.elapsed();
+        Ok(())
+    };
+    for (i, (fid, sig)) in program.items.fns.iter().enumerate() {
+        let t = Instant::now();
+        let ptys: Vec<ir::Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
+        ctx.func.signature = signature(call_conv, false, &ptys, &sig.ret);
+        let b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        Lowerer::new(&mut sh, program, fid, b, &sig.ret).function();
+        define(
+            &mut sh,
+            &mut ctx,
+            fns[i],
+            fid,
+            &mut funcs,
+            &mut clif,
+            t,
+            &mut lower_time,
+            &mut emit_time,
+        )?;
+        // Lambdas found so far (and the lambdas inside them).
+        while let Some(l) = sh.lambdas.pop() {
+            let t = Instant::now();
+            let body = program.body(l.owner);
+            let ir::Ty::Fn(ps, r) = body[l.expr].ty.clone() else {
+                continue;
+            };
+            ctx.func.signature = signature(call_conv, true, &ps, &r);
+            let b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            Lowerer::new(&mut sh, program, l.owner, b, &r).lambda(l.expr);
+            define(
+                &mut sh,
+                &mut ctx,
+                l.id,
+                l.owner,
+                &mut funcs,
+                &mut clif,
+                t,
+                &mut lower_time,
+                &mut emit_time,
+            )?;
+        }
+    }
+    let wrappers = std::mem::take(&mut sh.wrappers);
+    for &(f, wid) in &wrappers {
+        let t = Instant::now();
+        let sig = &program.items.fns[f];
+        let ptys: Vec<ir::Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
+        ctx.func.signature = signature(call_conv, true, &ptys, &sig.ret);
+        let b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let target = sh.fns[f.into_raw().into_u32() as usize];
+        lower::wrapper(&mut sh, b, target);
+        define(
+            &mut sh,
+            &mut ctx,
+            wid,
+            f,
+            &mut funcs,
+            &mut clif,
+            t,
+            &mut lower_time,
+            &mut emit_time,
+        )?;
+    }
+    for (f, did) in sh.fn_values.clone() {
+        let Some(&(_, wid)) = wrappers.iter().find(|(g, _)| *g == f) else {
+            continue;
+        };
+        let mut dd = DataDescription::new();
+        dd.define_zeroinit(8);
+        let r = sh.module.declare_func_in_data(wid, &mut dd);
+        dd.write_function_addr(0, r);
+        sh.module.define_data(did, &dd).map_err(|e| e.to_string())?;
+    }
+    let types = std::mem::take(&mut sh.types.descs);
+    let sites = std::mem::take(&mut sh.sites);
+    let t = Instant::now();
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let finalize = t.elapsed();
+    let main = program
+        .main()
+        .map(|m| fns[m.into_raw().into_u32() as usize]);
+    let total = t0.elapsed();
+    Ok(Compiled {
+        module,
+        main,
+        funcs,
+        types,
+        sites,
+        clif,
+        times: vec![
+            ("codegen lower", lower_time),
+            ("codegen emit", emit_time),
+            ("codegen link", finalize),
+            ("codegen total", total),
+        ],
+    })
+}
+
+/// The Cranelift IR of every function of the program, as text.
+pub fn emit_clif(program: &Program) -> String {
+    match compile(program, "", true, true) {
+        Ok(c) => c.clif,
+        Err(e) => format!("; error: {e}\n"),
+    }
+}
+
+/// JIT-compiles the program, runs `main` on a thread with a 1 GiB stack
+/// and returns its exit code (0). Traps exit the process with 101 from
+/// inside the runtime.
+pub fn run(program: &Program, opts: &Options) -> i32 {
+    // Read the mode without initialising the runtime here: it must be
+    // initialised on the program thread, whose stack the collector scans.
+    let drops = rt::Settings::from_env().map_or(true, |s| s.mem != rt::MemMode::Gc);
+    let compiled = match compile(program, &opts.path, drops, false) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sspur: native code generation failed: {e}");
+            return 1;
+        }
+    };
+    if opts.time {
+        for (what, d) in &compiled.times {
+            eprintln!("{what}: {:.3} ms", d.as_secs_f64() * 1e3);
+        }
+    }
+    let Some(main) = compiled.main else {
+        eprintln!("sspur: the program has no main function");
+        return 1;
+    };
+    let entry = compiled.module.get_finalized_function(main) as usize;
+    let ranges: Vec<(usize, usize, String)> = compiled
+        .funcs
+        .iter()
+        .map(|(id, owner, size)| {
+            let start = compiled.module.get_finalized_function(*id) as usize;
+            let (line, col) = program.line_col(program.fn_span(*owner).start);
+            (
+                start,
+                start + *size as usize,
+                format!("{}:{line}:{col}", opts.path),
+            )
+        })
+        .collect();
+    rt::helpers::types::install(compiled.types.clone());
+    rt::helpers::text::set_args(opts.args.clone());
+    rt::helpers::set_site_locs(compiled.sites.clone());
+    let names: Vec<String> = compiled
+        .sites
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match opts.site_names.get(i) {
+            Some(extra) => format!("{s} {extra}"),
+            None => s.clone(),
+        })
+        .collect();
+    let main_fn = program
+        .main()
+        .map(|m| program.fn_span(m).start)
+        .unwrap_or(0);
+    let (l, c) = program.line_col(main_fn);
+    let fallback = format!("{}:{l}:{c}", opts.path);
+    let thread = std::thread::Builder::new()
+        .name("sspur-main".into())
+        .stack_size(PROGRAM_STACK)
+        .spawn(move || {
+            rt::sspur_rt_init();
+            rt::set_site_names(names);
+            overflow::install(ranges, fallback);
+            // SAFETY: `entry` is the finalized code of `main`, which takes no
+            // arguments and returns one word.
+            let f: extern "C" fn() -> i64 = unsafe { std::mem::transmute(entry) };
+            f();
+            rt::sspur_rt_finish();
+        });
+    let code = match thread.map(|t| t.join()) {
+        Ok(Ok(())) => 0,
+        _ => {
+            eprintln!("sspur: the program thread failed");
+            101
+        }
+    };
+    // The module owns the code; keep it alive until the thread is done.
+    drop(compiled);
+    code
+}

@@ -1,1 +1,93 @@
 //! Value-level helpers for compiled code: strings, lists, maps, display.
+//!
+//! Every `extern "C"` function here is registered with the JIT by address
+//! (see [`symbols`]); the value layout they assume is described in
+//! [`types`]. Helpers that can trap take the trap's location as a
+//! `(ptr, len)` string `path:line:col`.
+
+pub mod list;
+pub mod map;
+mod mem;
+pub use mem::set_site_locs;
+pub mod str;
+pub mod text;
+pub mod types;
+
+/// Two words returned in registers (a string or a list).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair(pub u64, pub u64);
+
+/// Traps with `message` at the location string `(loc, loc_len)`.
+pub(crate) fn trap_at(message: &str, loc: u64, loc_len: u64) -> ! {
+    let loc = unsafe { types::bytes(loc, loc_len) };
+    mem::trap(message.as_bytes(), loc)
+}
+
+/// Allocates a block of `bytes` for compiled code (`ptrs != 0`: a pointer
+/// block the collector scans); traps `out of memory` at the site.
+pub extern "C" fn sspur_alloc_block(bytes: u64, ptrs: u64, site: u32) -> u64 {
+    mem::alloc(bytes as usize, ptrs != 0, site) as u64
+}
+
+/// Traps with the string `(msg, len)` at `(loc, loc_len)`.
+///
+/// # Safety
+/// Both must be live strings.
+pub unsafe extern "C" fn sspur_trap_msg(msg: u64, len: u64, loc: u64, loc_len: u64) -> ! {
+    let m = String::from_utf8_lossy(unsafe { types::bytes(msg, len) }).into_owned();
+    trap_at(&m, loc, loc_len)
+}
+
+/// The trap of a bad list index or `Str.byte` offset.
+///
+/// # Safety
+/// `loc` must be a location string.
+pub unsafe extern "C" fn sspur_trap_index(len: u64, index: i64, loc: u64, loc_len: u64) -> ! {
+    trap_at(
+        &format!("index out of bounds: the len is {len} but the index is {index}"),
+        loc,
+        loc_len,
+    )
+}
+
+/// The trap of a negative `take`/`drop`/`repeat` count.
+///
+/// # Safety
+/// `loc` must be a location string.
+pub unsafe extern "C" fn sspur_trap_count(n: i64, loc: u64, loc_len: u64) -> ! {
+    trap_at(&format!("negative count: {n}"), loc, loc_len)
+}
+
+/// The trap of `m[k]` for a missing key; `k` points at the key's words.
+///
+/// # Safety
+/// `k` must point at a value of type `t`; `loc` must be a location string.
+pub unsafe extern "C" fn sspur_trap_key(k: *const u64, t: u32, loc: u64, loc_len: u64) -> ! {
+    let mut shown = Vec::new();
+    types::with_table(|table| unsafe { types::show(table, t, k, false, &mut shown) });
+    trap_at(
+        &format!("key not found: {}", String::from_utf8_lossy(&shown)),
+        loc,
+        loc_len,
+    )
+}
+
+/// F64 `%` (the remainder with the dividend's sign, as Rust's `%`).
+pub extern "C" fn sspur_f64_rem(a: u64, b: u64) -> u64 {
+    (f64::from_bits(a) % f64::from_bits(b)).to_bits()
+}
+
+/// `lo..hi` as a fresh list of Int.
+pub extern "C" fn sspur_range(lo: i64, hi: i64, site: u32) -> Pair {
+    let n = if hi > lo {
+        hi.wrapping_sub(lo) as u64
+    } else {
+        0
+    };
+    let p = list::alloc_list(n, 8, false, site) as *mut i64;
+    for i in 0..n as usize {
+        unsafe { p.add(i).write(lo.wrapping_add(i as i64)) };
+    }
+    Pair(p as u64, n)
+}

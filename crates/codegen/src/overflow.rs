@@ -1,0 +1,159 @@
+//! The `stack overflow` trap: a SIGSEGV handler on an alternate signal
+//! stack recognises a fault in the program thread's stack guard region and
+//! traps at the name of the function whose frame overflowed (found from the
+//! faulting PC, or by walking frame pointers when the fault is in runtime
+//! code). Any other fault falls through to the default action.
+
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+/// Code ranges of the JIT functions and the location each traps at.
+struct Table {
+    ranges: Vec<(usize, usize, String)>,
+    fallback: String,
+}
+
+static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
+/// Lowest address of the program thread's usable stack.
+static STACK_LO: AtomicUsize = AtomicUsize::new(0);
+static STACK_HI: AtomicUsize = AtomicUsize::new(0);
+
+/// How far below the stack's low end a fault still counts as an overflow
+/// (the guard page, and frames that skipped a little past it).
+const GUARD_SLACK: usize = 1 << 20;
+const ALT_STACK: usize = 1 << 20;
+
+/// Installs the handler for the calling (program) thread.
+pub fn install(ranges: Vec<(usize, usize, String)>, fallback: String) {
+    let table = Box::into_raw(Box::new(Table { ranges, fallback }));
+    let old = TABLE.swap(table, Ordering::SeqCst);
+    if !old.is_null() {
+        // An earlier run's table; its code is gone, so nothing reads it.
+        drop(unsafe { Box::from_raw(old) });
+    }
+    let lo_hi = stack_bounds();
+    STACK_LO.store(lo_hi.0, Ordering::SeqCst);
+    STACK_HI.store(lo_hi.1, Ordering::SeqCst);
+    unsafe {
+        let alt = libc::mmap(
+            std::ptr::null_mut(),
+            ALT_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if alt == libc::MAP_FAILED {
+            return;
+        }
+        let ss = libc::stack_t {
+            ss_sp: alt,
+            ss_flags: 0,
+            ss_size: ALT_STACK,
+        };
+        libc::sigaltstack(&ss, std::ptr::null_mut());
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGSEGV, &sa, std::ptr::null_mut());
+        libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
+    }
+}
+
+fn stack_bounds() -> (usize, usize) {
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return (0, 0);
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        if ok {
+            (addr as usize, addr as usize + size)
+        } else {
+            (0, 0)
+        }
+    }
+}
+
+/// The location to report for a fault at `pc` with frame pointer `fp`.
+fn locate(table: &Table, pc: usize, mut fp: usize) -> &str {
+    let find = |a: usize| {
+        table
+            .ranges
+            .iter()
+            .find(|(s, e, _)| a >= *s && a < *e)
+            .map(|r| r.2.as_str())
+    };
+    if let Some(l) = find(pc) {
+        return l;
+    }
+    let (lo, hi) = (
+        STACK_LO.load(Ordering::Relaxed),
+        STACK_HI.load(Ordering::Relaxed),
+    );
+    for _ in 0..4096 {
+        if fp < lo || fp + 16 > hi || !fp.is_multiple_of(8) {
+            break;
+        }
+        let (next, ret) = unsafe { (*(fp as *const usize), *((fp + 8) as *const usize)) };
+        if let Some(l) = find(ret) {
+            return l;
+        }
+        if next <= fp {
+            break;
+        }
+        fp = next;
+    }
+    &table.fallback
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn pc_fp(ctx: *mut libc::c_void) -> (usize, usize) {
+    let uc = ctx as *const libc::ucontext_t;
+    unsafe {
+        let g = &(*uc).uc_mcontext.gregs;
+        (
+            g[libc::REG_RIP as usize] as usize,
+            g[libc::REG_RBP as usize] as usize,
+        )
+    }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+fn pc_fp(ctx: *mut libc::c_void) -> (usize, usize) {
+    let uc = ctx as *const libc::ucontext_t;
+    unsafe {
+        (
+            (*uc).uc_mcontext.pc as usize,
+            (*uc).uc_mcontext.regs[29] as usize,
+        )
+    }
+}
+
+#[cfg(not(any(
+    all(target_os = "linux", target_arch = "x86_64"),
+    all(target_os = "linux", target_arch = "aarch64")
+)))]
+fn pc_fp(_ctx: *mut libc::c_void) -> (usize, usize) {
+    (0, 0)
+}
+
+extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    let addr = unsafe { (*info).si_addr() } as usize;
+    let lo = STACK_LO.load(Ordering::Relaxed);
+    let table = TABLE.load(Ordering::SeqCst);
+    let in_guard = lo != 0 && addr < lo + 4096 && addr + GUARD_SLACK >= lo;
+    if in_guard && !table.is_null() {
+        let (pc, fp) = pc_fp(ctx);
+        let loc = locate(unsafe { &*table }, pc, fp);
+        let msg = b"stack overflow";
+        rt::sspur_trap(msg.as_ptr(), msg.len(), loc.as_ptr(), loc.len());
+    }
+    // Not ours: restore the default action and let the fault happen again.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+    }
+}

@@ -1,0 +1,440 @@
+//! List buffers: `[cap, used]` header words, then the elements; a list
+//! value `(ptr, len)` points at an element of the buffer (views point into
+//! the middle). Growth follows the rule in crates/ir: `push`/`concat`
+//! write in place when the receiver ends at the buffer's in-use end and the
+//! capacity suffices, else copy into a new buffer of capacity
+//! `max(4, 2 * new_len)`. Lists built any other way have `cap == len`, and
+//! an empty list is `(0, 0)`, never a block.
+
+use super::types::{self, with_table, TyDesc};
+use super::{mem, Pair};
+
+const HEADER: usize = 16;
+
+/// A fresh buffer with `cap == used == len`; returns the element pointer
+/// (null for an empty list).
+pub(crate) fn alloc_list(len: u64, esize: u64, ptrs: bool, site: u32) -> *mut u8 {
+    alloc_cap(len, len, esize, ptrs, site)
+}
+
+fn alloc_cap(cap: u64, used: u64, esize: u64, ptrs: bool, site: u32) -> *mut u8 {
+    if cap == 0 {
+        return std::ptr::null_mut();
+    }
+    let bytes = (cap as usize)
+        .checked_mul(esize as usize)
+        .and_then(|b| b.checked_add(HEADER))
+        .unwrap_or(usize::MAX);
+    let base = mem::alloc(bytes, ptrs, site) as *mut u64;
+    unsafe {
+        base.write(cap);
+        base.add(1).write(used);
+        base.add(2) as *mut u8
+    }
+}
+
+/// The header of the buffer holding element pointer `p` (of a non-empty
+/// list).
+fn header(p: u64) -> *mut u64 {
+    mem::block_of(p as *const u8) as *mut u64
+}
+
+/// Sets a fresh list's capacity to its length (used by code that fills a
+/// buffer allocated for a bound, like `filter`).
+///
+/// # Safety
+/// `p` must be the element pointer of a fresh list buffer.
+pub unsafe extern "C" fn sspur_list_seal(p: u64, len: u64) {
+    if p != 0 {
+        unsafe {
+            let h = (p as *mut u64).sub(2);
+            h.write(len);
+            h.add(1).write(len);
+        }
+    }
+}
+
+/// Ends a buffer filled to `len` by compiled code (`filter`, `flat_map`):
+/// seals it to `cap == len`, or frees it as a runtime temporary and gives
+/// the empty list when nothing was kept.
+///
+/// # Safety
+/// `p` must be null or the element pointer of a fresh list buffer.
+pub unsafe extern "C" fn sspur_list_finish(p: u64, len: u64) -> u64 {
+    if p == 0 {
+        return 0;
+    }
+    if len == 0 {
+        mem::free_temp(mem::block_of(p as *const u8));
+        return 0;
+    }
+    unsafe { sspur_list_seal(p, len) };
+    p
+}
+
+/// Appends `(q, qlen)` to a buffer only the caller's loop holds
+/// (`flat_map`), freeing the old buffer as a runtime temporary when it moves.
+///
+/// # Safety
+/// `(p, len)` must be such a buffer (or empty), `(q, qlen)` a live list.
+pub unsafe extern "C" fn sspur_list_append_tmp(
+    p: u64,
+    len: u64,
+    q: u64,
+    qlen: u64,
+    esize: u64,
+    ptrs: u64,
+    site: u32,
+) -> u64 {
+    unsafe {
+        let r = sspur_list_concat(p, len, q, qlen, esize, ptrs, site);
+        if r != p && p != 0 {
+            mem::free_temp(mem::block_of(p as *const u8));
+        }
+        r
+    }
+}
+
+/// A fresh list of `len` elements of `esize` bytes (uninitialized for
+/// the caller to fill); null when `len` is 0.
+pub extern "C" fn sspur_list_alloc(len: u64, esize: u64, ptrs: u64, site: u32) -> u64 {
+    alloc_list(len, esize, ptrs != 0, site) as u64
+}
+
+/// Room for `extra` more elements after `(p, len)`: returns the element
+/// pointer of the result, in place when the growth rule allows, else a new
+/// buffer with the old elements copied. The caller writes the new elements.
+///
+/// # Safety
+/// `(p, len)` must be a live list of `esize`-byte elements.
+pub unsafe extern "C" fn sspur_list_grow(
+    p: u64,
+    len: u64,
+    extra: u64,
+    esize: u64,
+    ptrs: u64,
+    site: u32,
+) -> u64 {
+    let new_len = len + extra;
+    if new_len == 0 {
+        return 0;
+    }
+    unsafe {
+        if len > 0 {
+            let h = header(p);
+            let (cap, used) = (h.read(), h.add(1).read());
+            let start = h as u64 + HEADER as u64;
+            let end = p + len * esize;
+            if end == start + used * esize && (end - start) / esize + extra <= cap {
+                h.add(1).write(used + extra);
+                return p;
+            }
+        }
+        let cap = (2 * new_len).max(4);
+        let q = alloc_cap(cap, new_len, esize, ptrs != 0, site);
+        if len > 0 {
+            std::ptr::copy_nonoverlapping(p as *const u8, q, (len * esize) as usize);
+        }
+        q as u64
+    }
+}
+
+/// `xs.concat(ys)`.
+///
+/// # Safety
+/// Both must be live lists of `esize`-byte elements.
+pub unsafe extern "C" fn sspur_list_concat(
+    p: u64,
+    len: u64,
+    q: u64,
+    qlen: u64,
+    esize: u64,
+    ptrs: u64,
+    site: u32,
+) -> u64 {
+    unsafe {
+        let r = sspur_list_grow(p, len, qlen, esize, ptrs, site);
+        if qlen > 0 {
+            std::ptr::copy(
+                q as *const u8,
+                (r + len * esize) as *mut u8,
+                (qlen * esize) as usize,
+            );
+        }
+        r
+    }
+}
+
+/// `xs.reverse`.
+///
+/// # Safety
+/// `(p, len)` must be a live list of `esize`-byte elements.
+pub unsafe extern "C" fn sspur_list_reverse(
+    p: u64,
+    len: u64,
+    esize: u64,
+    ptrs: u64,
+    site: u32,
+) -> u64 {
+    let q = alloc_list(len, esize, ptrs != 0, site);
+    for i in 0..len {
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (p + i * esize) as *const u8,
+                q.add(((len - 1 - i) * esize) as usize),
+                esize as usize,
+            );
+        }
+    }
+    q as u64
+}
+
+/// Element `i` of a list of type `t`'s elements.
+fn elem(p: u64, i: usize, w: usize) -> *const u64 {
+    (p as *const u64).wrapping_add(i * w)
+}
+
+/// `xs.sort` (stable) for elements of type `t`.
+///
+/// # Safety
+/// `(p, len)` must be a live list of type-`t` elements.
+pub unsafe extern "C" fn sspur_list_sort(p: u64, len: u64, t: u32, site: u32) -> u64 {
+    with_table(|table| {
+        let d = &table[t as usize];
+        let w = types::words(d);
+        let mut idx: Vec<usize> = (0..len as usize).collect();
+        idx.sort_by(|&a, &b| unsafe { types::cmp(table, t, elem(p, a, w), elem(p, b, w)) });
+        unsafe { gather(p, &idx, w, types::has_pointers(d), site) }
+    })
+}
+
+/// A fresh list of the elements at `idx`.
+unsafe fn gather(p: u64, idx: &[usize], w: usize, ptrs: bool, site: u32) -> u64 {
+    let q = alloc_list(idx.len() as u64, (w * 8) as u64, ptrs, site) as *mut u64;
+    for (j, &i) in idx.iter().enumerate() {
+        unsafe { std::ptr::copy_nonoverlapping(elem(p, i, w), q.add(j * w), w) };
+    }
+    q as u64
+}
+
+/// `xs.sort_by(key)`, given the keys (a fresh list of type-`kt` values the
+/// caller computed, which this frees as the runtime's temporary).
+///
+/// # Safety
+/// `(p, len)` must be a live list of `esize`-byte elements and `keys` a
+/// fresh list of `len` keys.
+pub unsafe extern "C" fn sspur_list_sort_by(
+    p: u64,
+    len: u64,
+    esize: u64,
+    ptrs: u64,
+    keys: u64,
+    kt: u32,
+    site: u32,
+) -> u64 {
+    let out = with_table(|table| {
+        let kw = types::words(&table[kt as usize]);
+        let mut idx: Vec<usize> = (0..len as usize).collect();
+        idx.sort_by(|&a, &b| unsafe {
+            types::cmp(table, kt, elem(keys, a, kw), elem(keys, b, kw))
+        });
+        unsafe { gather(p, &idx, (esize / 8) as usize, ptrs != 0, site) }
+    });
+    if keys != 0 {
+        mem::free_temp(mem::block_of(keys as *const u8));
+    }
+    out
+}
+
+/// `xs.unique` (first occurrences), as `(ptr, len)`.
+///
+/// # Safety
+/// `(p, len)` must be a live list of type-`t` elements.
+pub unsafe extern "C" fn sspur_list_unique(p: u64, len: u64, t: u32, site: u32) -> Pair {
+    with_table(|table| {
+        let d = &table[t as usize];
+        let w = types::words(d);
+        let mut seen: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+        let mut keep = Vec::new();
+        for i in 0..len as usize {
+            let e = elem(p, i, w);
+            let h = unsafe { types::hash(table, t, e) };
+            let bucket = seen.entry(h).or_default();
+            if !bucket
+                .iter()
+                .any(|&j| unsafe { types::eq(table, t, elem(p, j, w), e) })
+            {
+                bucket.push(i);
+                keep.push(i);
+            }
+        }
+        let q = unsafe { gather(p, &keep, w, types::has_pointers(d), site) };
+        Pair(q, keep.len() as u64)
+    })
+}
+
+/// `xs.contains(x)` for type-`t` elements; `x` points at the value words.
+///
+/// # Safety
+/// `(p, len)` must be a live list and `x` a value of type `t`.
+pub unsafe extern "C" fn sspur_list_contains(p: u64, len: u64, x: *const u64, t: u32) -> u64 {
+    with_table(|table| {
+        let w = types::words(&table[t as usize]);
+        (0..len as usize).any(|i| unsafe { types::eq(table, t, elem(p, i, w), x) }) as u64
+    })
+}
+
+/// Index of the least (`want_max == 0`) or greatest element, first on
+/// ties; the caller has checked that the list is not empty.
+///
+/// # Safety
+/// `(p, len)` must be a live non-empty list of type-`t` elements.
+pub unsafe extern "C" fn sspur_list_extreme(p: u64, len: u64, t: u32, want_max: u64) -> u64 {
+    with_table(|table| {
+        let w = types::words(&table[t as usize]);
+        let mut best = 0;
+        for i in 1..len as usize {
+            let o = unsafe { types::cmp(table, t, elem(p, i, w), elem(p, best, w)) };
+            let better = if want_max != 0 { o.is_gt() } else { o.is_lt() };
+            if better {
+                best = i;
+            }
+        }
+        best as u64
+    })
+}
+
+/// `xs.counts`: a map from element to count in first-occurrence order.
+///
+/// # Safety
+/// `(p, len)` must be a live list of type-`t` elements (Int, Bool or Str).
+pub unsafe extern "C" fn sspur_list_counts(p: u64, len: u64, t: u32, site: u32) -> *mut u64 {
+    let is_str = with_table(|table| matches!(table[t as usize], TyDesc::Str));
+    let w = if is_str { 2 } else { 1 };
+    let kind = if is_str {
+        super::map::KEY_STR
+    } else {
+        super::map::KEY_WORD
+    };
+    let m = super::map::sspur_map_new(kind, site);
+    for i in 0..len as usize {
+        unsafe {
+            let e = elem(p, i, w);
+            let (k0, k1) = (e.read(), if is_str { e.add(1).read() } else { 0 });
+            let v = super::map::sspur_map_find(m, k0, k1);
+            let n = if v.is_null() { 1 } else { v.read() + 1 };
+            super::map::sspur_map_put(m, k0, k1, n, 0, site);
+        }
+    }
+    m
+}
+
+/// `xs.enumerate`: a fresh list of `(Int, T)` tuples.
+///
+/// # Safety
+/// `(p, len)` must be a live list of `w`-word elements.
+pub unsafe extern "C" fn sspur_list_enumerate(p: u64, len: u64, w: u64, site: u32) -> u64 {
+    let out = alloc_list(len, 8, true, site) as *mut u64;
+    for i in 0..len as usize {
+        unsafe {
+            let t = mem::alloc(((1 + w) * 8) as usize, true, site) as *mut u64;
+            t.write(i as u64);
+            std::ptr::copy_nonoverlapping(elem(p, i, w as usize), t.add(1), w as usize);
+            out.add(i).write(t as u64);
+        }
+    }
+    out as u64
+}
+
+/// `xs.zip(ys)`: a fresh list of pairs, as long as the shorter list.
+///
+/// # Safety
+/// Both must be live lists of `aw`- and `bw`-word elements.
+pub unsafe extern "C" fn sspur_list_zip(
+    p: u64,
+    len: u64,
+    aw: u64,
+    q: u64,
+    qlen: u64,
+    bw: u64,
+    site: u32,
+) -> Pair {
+    let n = len.min(qlen);
+    let out = alloc_list(n, 8, true, site) as *mut u64;
+    for i in 0..n as usize {
+        unsafe {
+            let t = mem::alloc(((aw + bw) * 8) as usize, true, site) as *mut u64;
+            std::ptr::copy_nonoverlapping(elem(p, i, aw as usize), t, aw as usize);
+            std::ptr::copy_nonoverlapping(elem(q, i, bw as usize), t.add(aw as usize), bw as usize);
+            out.add(i).write(t as u64);
+        }
+    }
+    Pair(out as u64, n)
+}
+
+/// `xs.join(sep)` on a list of strings.
+///
+/// # Safety
+/// `(p, len)` must be a live list of strings and `(s, slen)` a string.
+pub unsafe extern "C" fn sspur_list_join(p: u64, len: u64, s: u64, slen: u64, site: u32) -> Pair {
+    unsafe {
+        let sep = types::bytes(s, slen);
+        let mut total = 0u64;
+        for i in 0..len as usize {
+            total += elem(p, i, 2).add(1).read();
+        }
+        total += slen * len.saturating_sub(1);
+        let out = super::str::alloc_str(total, site);
+        let mut at = out;
+        for i in 0..len as usize {
+            if i > 0 {
+                std::ptr::copy_nonoverlapping(sep.as_ptr(), at, sep.len());
+                at = at.add(sep.len());
+            }
+            let e = elem(p, i, 2);
+            let b = types::bytes(e.read(), e.add(1).read());
+            std::ptr::copy_nonoverlapping(b.as_ptr(), at, b.len());
+            at = at.add(b.len());
+        }
+        Pair(out as u64, total)
+    }
+}
+
+/// Frees a list of strings and the strings in it (a deep drop).
+///
+/// # Safety
+/// `(p, len)` must be a list of strings the caller owns with its strings.
+pub unsafe extern "C" fn sspur_drop_strs(p: u64, len: u64) {
+    crate::abi::sspur_free_strs(p as *mut u8, len as usize, 0);
+}
+
+/// Frees a list buffer or string block at its last use (`len` 0 frees
+/// nothing: an empty value has no block).
+pub extern "C" fn sspur_drop(p: u64, len: u64) {
+    if len != 0 {
+        mem::free_owned(p as *mut u8);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_grows_in_place_then_copies() {
+        unsafe {
+            let a = sspur_list_grow(0, 0, 1, 8, 0, 0);
+            (a as *mut u64).write(1);
+            let b = sspur_list_grow(a, 1, 1, 8, 0, 0);
+            assert_eq!(a, b, "capacity 4 holds a second element");
+            (b as *mut u64).add(1).write(2);
+            // A list that no longer ends at the in-use end must copy.
+            let c = sspur_list_grow(a, 1, 1, 8, 0, 0);
+            assert_ne!(c, a);
+            let e = sspur_list_alloc(3, 8, 0, 0);
+            let f = sspur_list_grow(e, 3, 1, 8, 0, 0);
+            assert_ne!(e, f, "cap == len lists move on push");
+            assert_eq!(*(header(f)), 8);
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! The insertion-ordered hash map, living in the rt heap.
+//!
+//! A map is a pointer block `[len, n_entries, cap, entries, index, mask,
+//! key_kind]`. `entries` is a pointer block of `cap` entries of five words
+//! `[state, k0, k1, v0, v1]` in insertion order (state 0: removed, else
+//! 1); keys and values take one or two words (Str is `(ptr, len)`).
+//! `index` is a data block of `mask + 1` slots holding `entry + 1` (0 empty,
+//! `u64::MAX` a removed slot) for open addressing.
+
+use super::mem;
+use super::types::{bytes, Fnv};
+
+const LEN: usize = 0;
+const N: usize = 1;
+const CAP: usize = 2;
+const ENTRIES: usize = 3;
+const INDEX: usize = 4;
+const MASK: usize = 5;
+const KIND: usize = 6;
+const HEADER_WORDS: usize = 7;
+const ENTRY_WORDS: usize = 5;
+const TOMB: u64 = u64::MAX;
+
+/// Key kinds: Int and Bool compare by word, Str by bytes.
+pub const KEY_WORD: u64 = 0;
+pub const KEY_STR: u64 = 1;
+
+type Map = *mut u64;
+
+unsafe fn get(m: Map, i: usize) -> u64 {
+    unsafe { m.add(i).read() }
+}
+unsafe fn set(m: Map, i: usize, v: u64) {
+    unsafe { m.add(i).write(v) }
+}
+
+fn key_hash(kind: u64, k0: u64, k1: u64) -> u64 {
+    let mut h = Fnv::new();
+    if kind == KEY_STR {
+        h.bytes(unsafe { bytes(k0, k1) });
+    } else {
+        h.word(k0);
+    }
+    // Spread the low bits, which index the table.
+    h.0 ^ (h.0 >> 29)
+}
+
+fn key_eq(kind: u64, a0: u64, a1: u64, b0: u64, b1: u64) -> bool {
+    if kind == KEY_STR {
+        a1 == b1 && unsafe { bytes(a0, a1) == bytes(b0, b1) }
+    } else {
+        a0 == b0
+    }
+}
+
+/// A new empty map.
+pub extern "C" fn sspur_map_new(kind: u64, site: u32) -> Map {
+    let m = mem::alloc(HEADER_WORDS * 8, true, site) as Map;
+    unsafe { set(m, KIND, kind) };
+    m
+}
+
+/// Slot of the index holding `k`, or the slot where it would go.
+unsafe fn find_slot(m: Map, k0: u64, k1: u64) -> (usize, Option<usize>) {
+    unsafe {
+        let kind = get(m, KIND);
+        let mask = get(m, MASK) as usize;
+        let index = get(m, INDEX) as *mut u64;
+        let entries = get(m, ENTRIES) as *mut u64;
+        let mut i = key_hash(kind, k0, k1) as usize & mask;
+        let mut first_tomb = None;
+        loop {
+            let s = index.add(i).read();
+            if s == 0 {
+                return (first_tomb.unwrap_or(i), None);
+            }
+            if s == TOMB {
+                first_tomb.get_or_insert(i);
+            } else {
+                let e = entries.add((s as usize - 1) * ENTRY_WORDS);
+                if key_eq(kind, e.add(1).read(), e.add(2).read(), k0, k1) {
+                    return (i, Some(s as usize - 1));
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
+/// Entry number of `k`, if present.
+unsafe fn lookup(m: Map, k0: u64, k1: u64) -> Option<usize> {
+    unsafe {
+        if get(m, LEN) == 0 {
+            return None;
+        }
+        find_slot(m, k0, k1).1
+    }
+}
+
+/// Makes room for one more entry: compacts removed entries and doubles the
+/// index when it would pass 3/4 full.
+unsafe fn reserve(m: Map, site: u32) {
+    unsafe {
+        let n = get(m, N) as usize;
+        let cap = get(m, CAP) as usize;
+        let slots = if get(m, INDEX) == 0 {
+            0
+        } else {
+            get(m, MASK) as usize + 1
+        };
+        if n < cap && (n + 1) * 4 <= slots * 3 {
+            return;
+        }
+        let len = get(m, LEN) as usize;
+        let new_cap = (2 * (len + 1)).max(4);
+        let mut new_slots = 8;
+        while new_slots * 3 < new_cap * 4 {
+            new_slots *= 2;
+        }
+        let old = get(m, ENTRIES) as *mut u64;
+        let entries = mem::alloc(new_cap * ENTRY_WORDS * 8, true, site) as *mut u64;
+        let mut j = 0;
+        for i in 0..n {
+            let e = old.add(i * ENTRY_WORDS);
+            if e.read() != 0 {
+                std::ptr::copy_nonoverlapping(e, entries.add(j * ENTRY_WORDS), ENTRY_WORDS);
+                j += 1;
+            }
+        }
+        let old_index = get(m, INDEX) as *mut u8;
+        let index = mem::alloc(new_slots * 8, false, site) as *mut u64;
+        std::ptr::write_bytes(index, 0, new_slots);
+        set(m, ENTRIES, entries as u64);
+        set(m, INDEX, index as u64);
+        set(m, MASK, (new_slots - 1) as u64);
+        set(m, CAP, new_cap as u64);
+        set(m, N, j as u64);
+        let kind = get(m, KIND);
+        for i in 0..j {
+            let e = entries.add(i * ENTRY_WORDS);
+            let mut s = key_hash(kind, e.add(1).read(), e.add(2).read()) as usize & (new_slots - 1);
+            while index.add(s).read() != 0 {
+                s = (s + 1) & (new_slots - 1);
+            }
+            index.add(s).write(i as u64 + 1);
+        }
+        if !old.is_null() {
+            mem::free_temp(old as *mut u8);
+            mem::free_temp(old_index);
+        }
+    }
+}
+
+/// Inserts or replaces; returns whether the key was already present (and
+/// then keeps the old key).
+unsafe fn put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) -> bool {
+    unsafe {
+        if let Some(e) = lookup(m, k0, k1) {
+            let e = (get(m, ENTRIES) as *mut u64).add(e * ENTRY_WORDS);
+            e.add(3).write(v0);
+            e.add(4).write(v1);
+            return true;
+        }
+        reserve(m, site);
+        let (slot, _) = find_slot(m, k0, k1);
+        let n = get(m, N) as usize;
+        let e = (get(m, ENTRIES) as *mut u64).add(n * ENTRY_WORDS);
+        for (i, w) in [1, k0, k1, v0, v1].into_iter().enumerate() {
+            e.add(i).write(w);
+        }
+        (get(m, INDEX) as *mut u64).add(slot).write(n as u64 + 1);
+        set(m, N, n as u64 + 1);
+        set(m, LEN, get(m, LEN) + 1);
+        false
+    }
+}
+
+/// `m.put(k, v)`.
+///
+/// # Safety
+/// `m` must be a live map; keys and values follow the value layout.
+pub unsafe extern "C" fn sspur_map_put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) {
+    unsafe { put(m, k0, k1, v0, v1, site) };
+}
+
+/// `m.put(k, v)` with an owned key string: frees it when the key was
+/// already present (the map keeps its old key), keeps it otherwise.
+///
+/// # Safety
+/// As [`sspur_map_put`]; `k0` is a string block the caller owns.
+pub unsafe extern "C" fn sspur_map_put_owned(
+    m: Map,
+    k0: u64,
+    k1: u64,
+    v0: u64,
+    v1: u64,
+    site: u32,
+) {
+    unsafe {
+        if put(m, k0, k1, v0, v1, site) && k1 != 0 {
+            mem::free_owned(k0 as *mut u8);
+        }
+    }
+}
+
+/// Address of the value words for `k`, or null.
+///
+/// # Safety
+/// `m` must be a live map.
+pub unsafe extern "C" fn sspur_map_find(m: Map, k0: u64, k1: u64) -> *const u64 {
+    unsafe {
+        match lookup(m, k0, k1) {
+            Some(e) => (get(m, ENTRIES) as *const u64).add(e * ENTRY_WORDS + 3),
+            None => std::ptr::null(),
+        }
+    }
+}
+
+/// Removes `k`; returns the address of its value words (still readable
+/// until the next put), or null when absent.
+///
+/// # Safety
+/// `m` must be a live map.
+pub unsafe extern "C" fn sspur_map_remove(m: Map, k0: u64, k1: u64) -> *const u64 {
+    unsafe {
+        if get(m, LEN) == 0 {
+            return std::ptr::null();
+        }
+        let (slot, found) = find_slot(m, k0, k1);
+        let Some(e) = found else {
+            return std::ptr::null();
+        };
+        (get(m, INDEX) as *mut u64).add(slot).write(TOMB);
+        let ep = (get(m, ENTRIES) as *mut u64).add(e * ENTRY_WORDS);
+        ep.write(0);
+        set(m, LEN, get(m, LEN) - 1);
+        ep.add(3)
+    }
+}
+
+/// Number of entries.
+///
+/// # Safety
+/// `m` must be a live map.
+pub unsafe extern "C" fn sspur_map_len(m: Map) -> i64 {
+    unsafe { get(m, LEN) as i64 }
+}
+
+/// Calls `f(key words, value words)` for each entry in insertion order.
+///
+/// # Safety
+/// `m` must be a live map.
+pub(crate) unsafe fn for_each(m: *const u64, mut f: impl FnMut(*const u64, *const u64)) {
+    unsafe {
+        let m = m as Map;
+        let entries = get(m, ENTRIES) as *const u64;
+        for i in 0..get(m, N) as usize {
+            let e = entries.add(i * ENTRY_WORDS);
+            if e.read() != 0 {
+                f(e.add(1), e.add(3));
+            }
+        }
+    }
+}
+
+/// `part` of [`sspur_map_part`] asking for the keys (else the values).
+const PART_KEYS: u64 = 0;
+
+/// `m.keys` / `m.values` (part 0 or 1): a fresh list of `w` words per
+/// element; `ptrs` tells whether the elements hold pointers.
+///
+/// # Safety
+/// `m` must be a live map.
+pub unsafe extern "C" fn sspur_map_part(
+    m: Map,
+    part: u64,
+    w: u64,
+    ptrs: u64,
+    site: u32,
+) -> super::Pair {
+    unsafe {
+        let len = get(m, LEN);
+        let out = super::list::alloc_list(len, w * 8, ptrs != 0, site) as *mut u64;
+        let mut i = 0;
+        for_each(m, |k, v| {
+            let src = if part == PART_KEYS { k } else { v };
+            std::ptr::copy_nonoverlapping(src, out.add(i * w as usize), w as usize);
+            i += 1;
+        });
+        super::Pair(out as u64, len)
+    }
+}
+
+/// `m.entries`: a fresh list of `(K, V)` tuples (`kw`, `vw` words).
+///
+/// # Safety
+/// `m` must be a live map.
+pub unsafe extern "C" fn sspur_map_entries(m: Map, kw: u64, vw: u64, site: u32) -> super::Pair {
+    unsafe {
+        let len = get(m, LEN);
+        let out = super::list::alloc_list(len, 8, true, site) as *mut u64;
+        let mut i = 0;
+        for_each(m, |k, v| {
+            let t = mem::alloc(((kw + vw) * 8) as usize, true, site) as *mut u64;
+            std::ptr::copy_nonoverlapping(k, t, kw as usize);
+            std::ptr::copy_nonoverlapping(v, t.add(kw as usize), vw as usize);
+            out.add(i).write(t as u64);
+            i += 1;
+        });
+        super::Pair(out as u64, len)
+    }
+}

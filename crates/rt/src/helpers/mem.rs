@@ -1,0 +1,64 @@
+//! The helpers' view of the core allocator and output (crates/rt/src/abi.rs).
+
+use std::sync::RwLock;
+
+/// Location (`path:line:col`) of each allocation site, site id `i + 1` at
+/// index `i`; where an `out of memory` trap points.
+static SITE_LOCS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Records where each allocation site is, for `out of memory` traps.
+pub fn set_site_locs(locs: Vec<String>) {
+    *SITE_LOCS.write().unwrap_or_else(|e| e.into_inner()) = locs;
+}
+
+/// A heap block of `bytes` (`ptrs`: a zeroed pointer block); traps
+/// `out of memory` at the site's location when the allocation fails.
+pub(crate) fn alloc(bytes: usize, ptrs: bool, site: u32) -> *mut u8 {
+    let p = crate::abi::sspur_alloc(bytes, ptrs as u32, site);
+    if p.is_null() {
+        let loc = {
+            let locs = SITE_LOCS.read().unwrap_or_else(|e| e.into_inner());
+            (site as usize)
+                .checked_sub(1)
+                .and_then(|i| locs.get(i))
+                .cloned()
+                .unwrap_or_default()
+        };
+        trap(b"out of memory", loc.as_bytes());
+    }
+    p
+}
+
+/// A free at last use (counted as such).
+pub(crate) fn free_owned(p: *mut u8) {
+    crate::abi::sspur_free(p, 0);
+}
+
+/// A free of one of the runtime's own temporaries.
+pub(crate) fn free_temp(p: *mut u8) {
+    crate::free_temp(p);
+}
+
+/// The start of the block holding `p` (interior pointers included).
+pub(crate) fn block_of(p: *const u8) -> *mut u8 {
+    crate::block_of(p).map_or(std::ptr::null_mut(), |(b, _)| b)
+}
+
+/// The `out of memory` trap at a location string.
+pub(crate) fn out_of_memory(loc: u64, loc_len: u64) -> ! {
+    super::trap_at("out of memory", loc, loc_len)
+}
+
+/// Writes to stdout (`to == 1`, buffered) or stderr.
+pub(crate) fn write_out(to: u64, bytes: &[u8]) {
+    if to == 1 {
+        crate::abi::sspur_write_stdout(bytes.as_ptr(), bytes.len());
+    } else {
+        crate::abi::sspur_write_stderr(bytes.as_ptr(), bytes.len());
+    }
+}
+
+/// Flushes stdout, prints the trap and exits with 101.
+pub(crate) fn trap(msg: &[u8], loc: &[u8]) -> ! {
+    crate::abi::sspur_trap(msg.as_ptr(), msg.len(), loc.as_ptr(), loc.len())
+}

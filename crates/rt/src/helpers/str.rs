@@ -1,0 +1,439 @@
+//! String helpers. A string is `(ptr, len)` bytes; a fresh string is a data
+//! block of exactly its bytes, a view points into another string's block,
+//! and the empty string is `(0, 0)`.
+
+use super::types::bytes;
+use super::{mem, trap_at, Pair};
+
+/// A fresh data block for `len` bytes (null for 0).
+pub(crate) fn alloc_str(len: u64, site: u32) -> *mut u8 {
+    if len == 0 {
+        return std::ptr::null_mut();
+    }
+    mem::alloc(len as usize, false, site)
+}
+
+/// A fresh string with these bytes.
+pub(crate) fn fresh(b: &[u8], site: u32) -> Pair {
+    let p = alloc_str(b.len() as u64, site);
+    if !b.is_empty() {
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
+    }
+    Pair(p as u64, b.len() as u64)
+}
+
+/// A view of `b` inside the string starting at `base`.
+fn view(b: &[u8]) -> Pair {
+    if b.is_empty() {
+        Pair(0, 0)
+    } else {
+        Pair(b.as_ptr() as u64, b.len() as u64)
+    }
+}
+
+/// `a + b`.
+///
+/// # Safety
+/// Both must be live strings.
+pub unsafe extern "C" fn sspur_str_concat(a: u64, al: u64, b: u64, bl: u64, site: u32) -> Pair {
+    let p = alloc_str(al + bl, site);
+    unsafe {
+        if al > 0 {
+            std::ptr::copy_nonoverlapping(a as *const u8, p, al as usize);
+        }
+        if bl > 0 {
+            std::ptr::copy_nonoverlapping(b as *const u8, p.add(al as usize), bl as usize);
+        }
+    }
+    Pair(p as u64, al + bl)
+}
+
+/// Bytewise comparison: -1, 0 or 1.
+///
+/// # Safety
+/// Both must be live strings.
+pub unsafe extern "C" fn sspur_str_cmp(a: u64, al: u64, b: u64, bl: u64) -> i64 {
+    unsafe { bytes(a, al).cmp(bytes(b, bl)) as i64 }
+}
+
+/// Byte equality (1 or 0).
+///
+/// # Safety
+/// Both must be live strings.
+pub unsafe extern "C" fn sspur_str_eq(a: u64, al: u64, b: u64, bl: u64) -> u64 {
+    unsafe { (al == bl && bytes(a, al) == bytes(b, bl)) as u64 }
+}
+
+/// Builds a fresh list of string views.
+fn list_of(pieces: impl ExactSizeIterator<Item = Pair>, site: u32) -> Pair {
+    let n = pieces.len() as u64;
+    let out = super::list::alloc_list(n, 16, true, site) as *mut u64;
+    for (i, p) in pieces.enumerate() {
+        unsafe {
+            out.add(2 * i).write(p.0);
+            out.add(2 * i + 1).write(p.1);
+        }
+    }
+    Pair(out as u64, n)
+}
+
+/// `s.chars`: one-character views.
+///
+/// # Safety
+/// `(p, len)` must be a live string.
+pub unsafe extern "C" fn sspur_str_chars(p: u64, len: u64, site: u32) -> Pair {
+    let b = unsafe { bytes(p, len) };
+    let s = String::from_utf8_lossy(b);
+    let pieces: Vec<Pair> = match s {
+        std::borrow::Cow::Borrowed(s) => s
+            .char_indices()
+            .map(|(i, c)| view(&b[i..i + c.len_utf8()]))
+            .collect(),
+        // Strings are valid UTF-8; fall back to bytes if one is not.
+        std::borrow::Cow::Owned(_) => (0..b.len()).map(|i| view(&b[i..i + 1])).collect(),
+    };
+    list_of(pieces.into_iter(), site)
+}
+
+/// `s.split(sep)` (Rust's `str::split`: keeps empty pieces).
+///
+/// # Safety
+/// Both must be live strings.
+pub unsafe extern "C" fn sspur_str_split(p: u64, len: u64, s: u64, slen: u64, site: u32) -> Pair {
+    let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
+    let mut pieces = Vec::new();
+    if sep.is_empty() {
+        // Rust splits "" around every character, with empty ends.
+        pieces.push(Pair(0, 0));
+        if let Ok(text) = std::str::from_utf8(b) {
+            for (i, c) in text.char_indices() {
+                pieces.push(view(&b[i..i + c.len_utf8()]));
+            }
+        }
+        pieces.push(Pair(0, 0));
+    } else {
+        let mut start = 0;
+        let mut i = 0;
+        while i + sep.len() <= b.len() {
+            if &b[i..i + sep.len()] == sep {
+                pieces.push(view(&b[start..i]));
+                i += sep.len();
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        pieces.push(view(&b[start..]));
+    }
+    list_of(pieces.into_iter(), site)
+}
+
+fn is_ws(c: u8) -> bool {
+    c.is_ascii_whitespace()
+}
+
+/// `s.words`: pieces between ASCII whitespace runs.
+///
+/// # Safety
+/// `(p, len)` must be a live string.
+pub unsafe extern "C" fn sspur_str_words(p: u64, len: u64, site: u32) -> Pair {
+    let b = unsafe { bytes(p, len) };
+    let pieces: Vec<Pair> = b
+        .split(|&c| is_ws(c))
+        .filter(|w| !w.is_empty())
+        .map(view)
+        .collect();
+    list_of(pieces.into_iter(), site)
+}
+
+/// `s.lines` (Rust's `str::lines`: `\n` or `\r\n`, one trailing newline
+/// dropped).
+///
+/// # Safety
+/// `(p, len)` must be a live string.
+pub unsafe extern "C" fn sspur_str_lines(p: u64, len: u64, site: u32) -> Pair {
+    let b = unsafe { bytes(p, len) };
+    let mut pieces = Vec::new();
+    let mut rest = b;
+    while !rest.is_empty() {
+        let (line, next) = match rest.iter().position(|&c| c == b'\n') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        pieces.push(view(line));
+        rest = next;
+    }
+    list_of(pieces.into_iter(), site)
+}
+
+/// `s.trim` (ASCII whitespace), a view.
+///
+/// # Safety
+/// `(p, len)` must be a live string.
+pub unsafe extern "C" fn sspur_str_trim(p: u64, len: u64) -> Pair {
+    view(unsafe { bytes(p, len) }.trim_ascii())
+}
+
+/// `s.lower` (`upper == 0`) or `s.upper`, ASCII only; always fresh.
+///
+/// # Safety
+/// `(p, len)` must be a live string.
+pub unsafe extern "C" fn sspur_str_case(p: u64, len: u64, upper: u64, site: u32) -> Pair {
+    let b = unsafe { bytes(p, len) };
+    let out: Vec<u8> = if upper != 0 {
+        b.to_ascii_uppercase()
+    } else {
+        b.to_ascii_lowercase()
+    };
+    fresh(&out, site)
+}
+
+/// `s.replace(a, b)` (every occurrence, as Rust's `str::replace`).
+///
+/// # Safety
+/// All three must be live strings.
+pub unsafe extern "C" fn sspur_str_replace(
+    p: u64,
+    len: u64,
+    a: u64,
+    al: u64,
+    b: u64,
+    bl: u64,
+    site: u32,
+) -> Pair {
+    let (s, from, to) = unsafe { (bytes(p, len), bytes(a, al), bytes(b, bl)) };
+    let out = match (
+        std::str::from_utf8(s),
+        std::str::from_utf8(from),
+        std::str::from_utf8(to),
+    ) {
+        (Ok(s), Ok(from), Ok(to)) => s.replace(from, to).into_bytes(),
+        _ => s.to_vec(),
+    };
+    fresh(&out, site)
+}
+
+/// `s.repeat(n)`; traps on a negative count.
+///
+/// # Safety
+/// `(p, len)` must be a live string; `loc` a location string.
+pub unsafe extern "C" fn sspur_str_repeat(
+    p: u64,
+    len: u64,
+    n: i64,
+    site: u32,
+    loc: u64,
+    loc_len: u64,
+) -> Pair {
+    if n < 0 {
+        trap_at(&format!("negative count: {n}"), loc, loc_len);
+    }
+    let b = unsafe { bytes(p, len) };
+    let total = (len as u128) * (n as u128);
+    if total > isize::MAX as u128 {
+        mem::out_of_memory(loc, loc_len);
+    }
+    let out = alloc_str(total as u64, site);
+    for i in 0..n as usize {
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(i * b.len()), b.len()) };
+    }
+    Pair(out as u64, total as u64)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `s.find(t)`: the byte offset, or -1.
+///
+/// # Safety
+/// Both must be live strings.
+pub unsafe extern "C" fn sspur_str_find(p: u64, len: u64, q: u64, qlen: u64) -> i64 {
+    unsafe { find(bytes(p, len), bytes(q, qlen)).map_or(-1, |i| i as i64) }
+}
+
+/// `s.contains(t)` (0), `s.starts_with(t)` (1), `s.ends_with(t)` (2).
+///
+/// # Safety
+/// Both must be live strings.
+pub unsafe extern "C" fn sspur_str_test(p: u64, len: u64, q: u64, qlen: u64, which: u64) -> u64 {
+    let (s, t) = unsafe { (bytes(p, len), bytes(q, qlen)) };
+    (match which {
+        0 => find(s, t).is_some(),
+        1 => s.starts_with(t),
+        _ => s.ends_with(t),
+    }) as u64
+}
+
+fn is_boundary(b: &[u8], i: usize) -> bool {
+    i == 0 || i >= b.len() || (b[i] as i8) >= -0x40
+}
+
+/// `s.take(n)` (0), `s.drop(n)` (1) with clamping, as a view; traps on a
+/// negative count or an offset inside a character.
+///
+/// # Safety
+/// `(p, len)` must be a live string; `loc` a location string.
+pub unsafe extern "C" fn sspur_str_take_drop(
+    p: u64,
+    len: u64,
+    n: i64,
+    which: u64,
+    loc: u64,
+    loc_len: u64,
+) -> Pair {
+    if n < 0 {
+        trap_at(&format!("negative count: {n}"), loc, loc_len);
+    }
+    let b = unsafe { bytes(p, len) };
+    let k = (n as u64).min(len) as usize;
+    if !is_boundary(b, k) {
+        trap_at(&format!("not a character boundary: {k}"), loc, loc_len);
+    }
+    view(if which == 0 { &b[..k] } else { &b[k..] })
+}
+
+/// `s.slice(a, b)`, a view; traps when out of range or off a boundary.
+///
+/// # Safety
+/// `(p, len)` must be a live string; `loc` a location string.
+pub unsafe extern "C" fn sspur_str_slice(
+    p: u64,
+    len: u64,
+    a: i64,
+    e: i64,
+    loc: u64,
+    loc_len: u64,
+) -> Pair {
+    if a < 0 || e < a || e as u64 > len {
+        trap_at(
+            &format!("slice out of range: {a}..{e} of length {len}"),
+            loc,
+            loc_len,
+        );
+    }
+    let b = unsafe { bytes(p, len) };
+    for i in [a as usize, e as usize] {
+        if !is_boundary(b, i) {
+            trap_at(&format!("not a character boundary: {i}"), loc, loc_len);
+        }
+    }
+    view(&b[a as usize..e as usize])
+}
+
+/// `s.to_int`; traps on text Rust's `i64` parser rejects.
+///
+/// # Safety
+/// `(p, len)` must be a live string; `loc` a location string.
+pub unsafe extern "C" fn sspur_str_to_int(p: u64, len: u64, loc: u64, loc_len: u64) -> i64 {
+    let text = String::from_utf8_lossy(unsafe { bytes(p, len) });
+    match text.parse::<i64>() {
+        Ok(v) => v,
+        Err(_) => trap_at(&format!("invalid Int: {:?}", text), loc, loc_len),
+    }
+}
+
+/// `s.to_f64` (bits); traps on text Rust's `f64` parser rejects.
+///
+/// # Safety
+/// `(p, len)` must be a live string; `loc` a location string.
+pub unsafe extern "C" fn sspur_str_to_f64(p: u64, len: u64, loc: u64, loc_len: u64) -> u64 {
+    let text = String::from_utf8_lossy(unsafe { bytes(p, len) });
+    match text.parse::<f64>() {
+        Ok(v) => v.to_bits(),
+        Err(_) => trap_at(&format!("invalid F64: {:?}", text), loc, loc_len),
+    }
+}
+
+/// `x.to_int` on F64 (truncating); traps on NaN or out of range.
+///
+/// # Safety
+/// `loc` must be a location string.
+pub unsafe extern "C" fn sspur_f64_to_int(bits: u64, loc: u64, loc_len: u64) -> i64 {
+    let x = f64::from_bits(bits);
+    let t = x.trunc();
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&t) {
+        trap_at(&format!("F64 out of range for Int: {x}"), loc, loc_len);
+    }
+    t as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(p: Pair) -> Vec<String> {
+        (0..p.1 as usize)
+            .map(|i| unsafe {
+                let e = (p.0 as *const u64).add(2 * i);
+                String::from_utf8(bytes(e.read(), e.add(1).read()).to_vec()).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn splitting_matches_rust() {
+        let cases: &[(&str, &str)] = &[
+            ("a,b,,c", ","),
+            ("", ","),
+            (",", ","),
+            ("abc", ""),
+            ("aaa", "aa"),
+        ];
+        for (s, sep) in cases {
+            let got = pieces(unsafe {
+                sspur_str_split(
+                    s.as_ptr() as u64,
+                    s.len() as u64,
+                    sep.as_ptr() as u64,
+                    sep.len() as u64,
+                    0,
+                )
+            });
+            let want: Vec<String> = s.split(sep).map(String::from).collect();
+            assert_eq!(got, want, "{s:?}.split({sep:?})");
+        }
+        for s in ["a\nb\n", "a\r\nb", "\n\nx", "", "x\n\n"] {
+            let got = pieces(unsafe { sspur_str_lines(s.as_ptr() as u64, s.len() as u64, 0) });
+            let want: Vec<String> = s.lines().map(String::from).collect();
+            assert_eq!(got, want, "{s:?}.lines");
+        }
+        let s = " a  b\tc\n";
+        assert_eq!(
+            pieces(unsafe { sspur_str_words(s.as_ptr() as u64, s.len() as u64, 0) }),
+            ["a", "b", "c"]
+        );
+        let s = "hé";
+        assert_eq!(
+            pieces(unsafe { sspur_str_chars(s.as_ptr() as u64, s.len() as u64, 0) }),
+            ["h", "é"]
+        );
+    }
+
+    #[test]
+    fn tests_and_find() {
+        let (s, t) = ("hello", "ll");
+        unsafe {
+            assert_eq!(
+                sspur_str_find(s.as_ptr() as u64, 5, t.as_ptr() as u64, 2),
+                2
+            );
+            assert_eq!(
+                sspur_str_test(s.as_ptr() as u64, 5, t.as_ptr() as u64, 2, 0),
+                1
+            );
+            assert_eq!(
+                sspur_str_test(s.as_ptr() as u64, 5, t.as_ptr() as u64, 2, 1),
+                0
+            );
+            assert_eq!(
+                sspur_str_cmp(s.as_ptr() as u64, 5, t.as_ptr() as u64, 2),
+                -1
+            );
+        }
+    }
+}
