@@ -114,7 +114,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12]) {
         }
     }
     if rt.mode == MemMode::Check {
-        audit(rt, &found);
+        audit(rt, &mut found);
     }
     sweep(rt);
     rt.collections += 1;
@@ -189,16 +189,19 @@ fn mark_block(
     found: Option<&mut Vec<usize>>,
 ) {
     let page = &mut rt.heap.pages[id];
-    if Page::bit(&page.mark, i) {
-        return;
-    }
-    Page::set(&mut page.mark, i);
     if Page::bit(&page.quarantine, i) {
+        // Reported when reached from the heap or a root, even if the
+        // stack reached it first.
+        Page::set(&mut page.mark, i);
         if let Some(found) = found {
             found.push(page.block_addr(i));
         }
         return;
     }
+    if Page::bit(&page.mark, i) {
+        return;
+    }
+    Page::set(&mut page.mark, i);
     if page.kind as usize == POINTER {
         stack.push((page.block_addr(i), page.block_size));
     }
@@ -206,9 +209,11 @@ fn mark_block(
 
 /// Check mode: reports freed blocks still reachable from the heap or the
 /// registered roots, and quarantined blocks whose 0xA5 fill changed.
-fn audit(rt: &mut Rt, reachable: &[usize]) {
+fn audit(rt: &mut Rt, reachable: &mut Vec<usize>) {
+    reachable.sort_unstable();
+    reachable.dedup();
     let mut msgs = Vec::new();
-    for &base in reachable {
+    for &base in reachable.iter() {
         let (id, i) = locate(rt, base);
         let page = &rt.heap.pages[id];
         msgs.push(format!(
