@@ -40,7 +40,12 @@ pub fn lower_body(
     let discard = ret == T::Unit;
     let (root, t) = cx.block(&def.body, discard);
     let span = def.body.tail.as_ref().map_or(def.body.span, |t| t.span);
-    cx.coerce(span, &t, &ret, "the function's result");
+    let before = cx.diags.len();
+    cx.coerce(span, &t, &ret, "");
+    if let (Some(d), Some(r)) = (cx.diags.get_mut(before), &def.ret) {
+        d.labels
+            .push((r.span, "the return type is declared here".into()));
+    }
     cx.body.root = Some(root);
     cx.finish();
     (cx.body, cx.map, cx.diags)
@@ -204,15 +209,18 @@ impl<'a> Cx<'a> {
                 .map(|(_, id)| (d, *id))
         })?;
         let mut crossed = false;
+        let mut first_use = false;
         for frame in self.lambdas.iter_mut() {
             if frame.scope_base > depth {
                 crossed = true;
                 if !frame.captures.contains(&id) {
                     frame.captures.push(id);
+                    first_use = true;
                 }
             }
         }
-        if crossed && self.body.locals[id].kind == LocalKind::Var {
+        // One report per lambda and `var`, at its first use.
+        if crossed && first_use && self.body.locals[id].kind == LocalKind::Var {
             let n = &name.text;
             self.diags.push(
                 Diagnostic::error(name.span, format!("a lambda cannot capture `var {n}`"))
@@ -247,9 +255,15 @@ impl<'a> Cx<'a> {
                             self.show(actual)
                         ),
                     };
-                    self.diags
-                        .push(Diagnostic::error(span, msg).with_label(span, format!("in {what}")));
+                    let mut d = Diagnostic::error(span, msg);
+                    if !what.is_empty() {
+                        d = d.with_note(format!("in {what}"));
+                    }
+                    self.diags.push(d);
                 }
+                // Whatever stayed unknown on either side is now an error.
+                self.table.poison_all(actual);
+                self.table.poison_all(expected);
                 false
             }
         }
@@ -270,6 +284,8 @@ impl<'a> Cx<'a> {
                 self.show(b)
             );
             self.err(span, msg);
+            self.table.poison_all(a);
+            self.table.poison_all(b);
             return T::Error;
         }
         a.clone()
