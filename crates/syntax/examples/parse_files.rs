@@ -25,6 +25,12 @@ fn main() {
                 "{arg}:{line}: {} (@{}..{})",
                 d.message, d.span.start, d.span.end
             );
+            for (span, text) in &d.labels {
+                println!("  label @{}..{}: {text}", span.start, span.end);
+            }
+            for note in &d.notes {
+                println!("  note: {note}");
+            }
         }
         if diags.is_empty() {
             println!("{arg}: ok, {} items", file.items.len());

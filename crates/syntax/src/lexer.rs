@@ -257,7 +257,8 @@ pub(crate) fn lex_at(
             continue;
         }
         let after_dot = matches!(out.last(), Some((Token::Dot, _))) && pending_semi.is_none();
-        let tokens = convert(raw, slice, span, after_dot, diags);
+        let after_minus = matches!(out.last(), Some((Token::Minus, _))) && pending_semi.is_none();
+        let tokens = convert(raw, slice, span, after_dot, after_minus, diags);
         for (i, (token, span)) in tokens.into_iter().enumerate() {
             if i == 0 {
                 flush_semi(&mut out, &mut pending_semi, &token);
@@ -304,6 +305,7 @@ fn convert(
     slice: &str,
     span: Span,
     after_dot: bool,
+    after_minus: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(Token, Span)> {
     let token = match raw {
@@ -321,7 +323,7 @@ fn convert(
                 Token::FieldIndex("0".to_string())
             }
         }
-        Raw::Int => Token::Int(int_value(slice, span, diags)),
+        Raw::Int => Token::Int(int_value(slice, span, after_minus, diags)),
         Raw::Float if after_dot => {
             // `t.0.1`: two tuple fields, not a float.
             if let Some((a, b)) = slice.split_once('.') {
@@ -415,7 +417,9 @@ fn unreachable_newline() -> Token {
     Token::Semi
 }
 
-fn int_value(slice: &str, span: Span, diags: &mut Vec<Diagnostic>) -> i64 {
+/// The literal's value. After `-`, 2^63 is allowed and stored as
+/// `i64::MIN`, which the (wrapping) negation leaves as `i64::MIN`.
+fn int_value(slice: &str, span: Span, after_minus: bool, diags: &mut Vec<Diagnostic>) -> i64 {
     let digits: String = slice.chars().filter(|&c| c != '_').collect();
     let parsed = match digits
         .strip_prefix("0x")
@@ -430,6 +434,7 @@ fn int_value(slice: &str, span: Span, diags: &mut Vec<Diagnostic>) -> i64 {
     };
     match parsed {
         Some(v) if v <= i64::MAX as u64 => v as i64,
+        Some(v) if after_minus && v == i64::MIN.unsigned_abs() => i64::MIN,
         _ => {
             diags.push(Diagnostic::error(
                 span,

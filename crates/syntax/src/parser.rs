@@ -280,6 +280,8 @@ impl<'a> ErrSrc<'a> {
                     d = d.with_note(
                         "`let` and `for` bind a name, `_` or a tuple of those; use `match` for other patterns",
                     );
+                } else if token == Token::Eq && expected.iter().any(|e| e == "\":=\"") {
+                    d = d.with_note("to rebind a `var`, write `name := value`; `==` compares");
                 } else if token == Token::Else {
                     d = d.with_note("`else` must be on the same line as the `}` before it");
                 } else if token == Token::Colon
