@@ -42,9 +42,20 @@ pub fn fates(
                         "never built: the pushes append to a string builder (push then join)"
                             .to_string()
                     }
-                    Fresh::No(why) => {
-                        format!("not fresh: {}", why.trim_start_matches("the result of "))
-                    }
+                    Fresh::No(why) => match &d.body[e].kind {
+                        ExprKind::Call {
+                            callee: Callee::Fn(g),
+                            ..
+                        } => format!(
+                            "not fresh: {}() {}",
+                            program.items.fns[*g].name,
+                            summaries[g.into_raw().into_u32() as usize]
+                                .why_not_fresh
+                                .as_deref()
+                                .unwrap_or("does not return a fresh value")
+                        ),
+                        _ => format!("not fresh: {why}"),
+                    },
                     Fresh::Yes { .. } => r.fate(e),
                 }
             };
@@ -214,7 +225,9 @@ impl Reporter<'_> {
         }
         match &facts.ctx {
             Ctx::Read(what) => {
-                if self.plan.temps.contains_key(&top) {
+                if what.starts_with("a discarded") && self.plan.temps.contains_key(&top) {
+                    "freed right after it is made (its value is discarded)".into()
+                } else if self.plan.temps.contains_key(&top) {
                     format!(
                         "freed after its read by {what} at {} (temporary)",
                         self.pos(facts.reader_at)
@@ -249,7 +262,7 @@ impl Reporter<'_> {
                 }
             }
             Ctx::Escape(why) => {
-                if let Some(x) = self.deep_owner(top) {
+                if let Some(x) = self.deep_owner(top).or_else(|| self.deep_map_owner(top)) {
                     return format!("freed with {x}, which owns its strings");
                 }
                 if let Some(b) = self.builder_piece(top) {
@@ -330,6 +343,36 @@ impl Reporter<'_> {
             {
                 Some(d.local_name(x))
             }
+            _ => None,
+        }
+    }
+
+    /// The deep list made by `xs.map(|x| <fresh string>)` whose lambda
+    /// returns `e`.
+    fn deep_map_owner(&self, e: ExprId) -> Option<String> {
+        let d = self.d;
+        let lambda = d.facts.exprs.get(e)?.parent?;
+        if !matches!(d.body[lambda].kind, ExprKind::Lambda { .. }) {
+            return None;
+        }
+        let map = d.facts.exprs.get(lambda)?.parent?;
+        if !matches!(
+            d.body[map].kind,
+            ExprKind::Method {
+                method: Method::ListMap,
+                ..
+            }
+        ) {
+            return None;
+        }
+        let top = self.top(map);
+        match d.facts.exprs.get(top)?.ctx {
+            Ctx::Bind(x) | Ctx::Assign(x) => match d.own(x) {
+                Own::Yes(End::Drop { deep: true, .. }) if d.owned_string(e) => {
+                    Some(d.local_name(x))
+                }
+                _ => None,
+            },
             _ => None,
         }
     }

@@ -178,8 +178,13 @@ impl Walker<'_> {
 
     /// A child whose value the parent consumes, evaluated first or alone.
     fn top(&mut self, e: ExprId, ctx: Ctx, parent: ExprId) {
-        let chain = std::mem::take(&mut self.out_chain);
         let reader = self.at(parent);
+        self.top_at(e, ctx, reader);
+    }
+
+    /// Like `top`, for a statement's child: the reader is the statement.
+    fn top_at(&mut self, e: ExprId, ctx: Ctx, reader: u32) {
+        let chain = std::mem::take(&mut self.out_chain);
         self.expr(e, ctx, false, reader);
         self.out_chain = chain;
     }
@@ -416,20 +421,22 @@ impl Walker<'_> {
 
     fn stmt(&mut self, s: StmtId, block: ExprId) {
         let body = self.body;
+        let sat = self.sm.stmt(s).start;
+        let _ = block;
         match &body[s].kind {
             StmtKind::Let { pat, init } => match &body[*pat].kind {
                 PatKind::Bind(x) => {
-                    self.top(*init, Ctx::Bind(*x), block);
+                    self.top_at(*init, Ctx::Bind(*x), sat);
                     self.declare(*x, s, *init, false);
                 }
-                PatKind::Wild => self.top(*init, Ctx::Read("a discarded let".into()), block),
+                PatKind::Wild => self.top_at(*init, Ctx::Read("a discarded let".into()), sat),
                 _ => {
-                    self.top(*init, Ctx::Escape("destructured".into()), block);
+                    self.top_at(*init, Ctx::Escape("destructured".into()), sat);
                     self.bind_pat(*pat);
                 }
             },
             StmtKind::Var { local, init } => {
-                self.top(*init, Ctx::Bind(*local), block);
+                self.top_at(*init, Ctx::Bind(*local), sat);
                 self.declare(*local, s, *init, true);
             }
             StmtKind::Assign { local, value, .. } => {
@@ -451,15 +458,15 @@ impl Walker<'_> {
                         index,
                         nested,
                     });
-                self.top(*value, Ctx::Assign(*local), block);
+                self.top_at(*value, Ctx::Assign(*local), sat);
             }
-            StmtKind::Expr(e) => self.top(*e, Ctx::Read("a discarded value".into()), block),
+            StmtKind::Expr(e) => self.top_at(*e, Ctx::Read("a discarded value".into()), sat),
             StmtKind::For {
                 pat,
                 iter,
                 body: fbody,
             } => {
-                self.top(*iter, Ctx::Read("for".into()), block);
+                self.top_at(*iter, Ctx::Read("for".into()), sat);
                 let it = match &body[*iter].kind {
                     ExprKind::Local(l) => Some(*l),
                     _ => None,
@@ -469,7 +476,7 @@ impl Walker<'_> {
                     self.for_iters.push(l);
                 }
                 self.bind_pat(*pat);
-                self.top(*fbody, Ctx::Read("a loop".into()), block);
+                self.top_at(*fbody, Ctx::Read("a loop".into()), sat);
                 if it.is_some() {
                     self.for_iters.pop();
                 }
@@ -477,8 +484,8 @@ impl Walker<'_> {
             }
             StmtKind::While { cond, body: wbody } => {
                 self.loop_depth += 1;
-                self.top(*cond, Ctx::Read("a condition".into()), block);
-                self.top(*wbody, Ctx::Read("a loop".into()), block);
+                self.top_at(*cond, Ctx::Read("a condition".into()), sat);
+                self.top_at(*wbody, Ctx::Read("a loop".into()), sat);
                 self.loop_depth -= 1;
             }
             StmtKind::Drop(_) => {}
