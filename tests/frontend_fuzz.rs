@@ -215,7 +215,7 @@ fn corpus_line_deletions_never_panic() {
 /// Deep nesting stays within the parser's limit and never overflows.
 #[test]
 fn deep_nesting_is_a_diagnostic() {
-    for depth in [10usize, 255, 300, 5000] {
+    for depth in [10usize, 255, 300, 1000, 1020, 5000] {
         let open = "(".repeat(depth);
         let close = ")".repeat(depth);
         run(&format!(
@@ -227,5 +227,26 @@ fn deep_nesting_is_a_diagnostic() {
         run(&format!("fn main() {{ print({lists}) }}\n"));
         let lambdas = "|x| ".repeat(depth);
         run(&format!("fn main() {{ let f = {lambdas}1\n }}\n"));
+        // Left-nested chains are not brackets: the parser's tree-depth
+        // limit (1024) is what bounds them, and checking and printing
+        // must survive right up to it.
+        let sum = vec!["1"; depth].join(" + ");
+        check_and_print(&format!("fn main() {{\n let x = {sum}\n print(x)\n}}\n"));
+        let calls = ".reverse".repeat(depth);
+        check_and_print(&format!("fn main() {{\n print([1]{calls})\n}}\n"));
+        let negs = "-".repeat(depth);
+        check_and_print(&format!("fn main() {{\n print({negs}1)\n}}\n"));
+    }
+}
+
+/// Checks, and when the program is valid prints its IR.
+fn check_and_print(text: &str) {
+    match check::check_source(text) {
+        Ok(p) => {
+            let _ = ir::pretty::program(&p);
+        }
+        Err(diags) => {
+            let _ = check::render_diagnostics("fuzz.ssp", text, &diags);
+        }
     }
 }

@@ -20,9 +20,35 @@ use syntax::{Diagnostic, Span};
 use crate::infer::{Mismatch, Table, T};
 use crate::items::{TypeResolver, BUILTIN_FNS};
 
+/// Stack for lowering one body: the parser allows ASTs 1024 levels deep,
+/// and a debug build spends several KB of stack per level.
+const STACK_SIZE: usize = 256 << 20;
+
 /// Lowers one function body. Looks only at the item tree and this
-/// function's AST.
+/// function's AST. Runs on a thread with a large stack (reserved, not
+/// committed) so deeply nested expressions cannot overflow the caller's.
 pub fn lower_body(
+    items: &ItemTree,
+    f: FnId,
+    def: &ast::FnDef,
+) -> (Body, BodySourceMap, Vec<Diagnostic>) {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("sspur-check".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, || lower_body_here(items, f, def));
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(out) => out,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread available: lower on the current stack.
+            Err(_) => lower_body_here(items, f, def),
+        }
+    })
+}
+
+fn lower_body_here(
     items: &ItemTree,
     f: FnId,
     def: &ast::FnDef,

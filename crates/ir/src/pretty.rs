@@ -52,7 +52,27 @@ pub fn body(p: &Program, f: FnId) -> String {
 
 /// Prints one function given its body directly (for callers that hold a
 /// body outside a [`Program`], e.g. while checking one function).
+///
+/// Printing recurses once per level of nesting and bodies may nest 1024
+/// levels deep, so it runs on a thread with a large (reserved, not
+/// committed) stack.
 pub fn function(items: &ItemTree, f: FnId, body: &Body) -> String {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("sspur-pretty".into())
+            .stack_size(256 << 20)
+            .spawn_scoped(scope, || function_here(items, f, body));
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(out) => out,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(_) => function_here(items, f, body),
+        }
+    })
+}
+
+fn function_here(items: &ItemTree, f: FnId, body: &Body) -> String {
     let sig = &items.fns[f];
     let mut pr = Printer::new(items, body);
     let _ = write!(pr.out, "fn {}(", sig.name);
