@@ -668,7 +668,10 @@ impl<'a> Cx<'a> {
                         }
                         _ => format!("unknown constructor `{other}`"),
                     };
-                    self.err(name.span, msg);
+                    let d = Diagnostic::error(name.span, msg);
+                    let candidates = self.ctors.keys().copied().chain(["Some", "None"]);
+                    self.diags
+                        .push(crate::suggest::did_you_mean(d, other, candidates));
                     None
                 }
             },
@@ -794,7 +797,7 @@ impl<'a> Cx<'a> {
                 let idx: Option<u32> = name.text.parse().ok();
                 let t = match (self.table.shallow(&bt), idx) {
                     (T::Tuple(ts), Some(i)) if (i as usize) < ts.len() => ts[i as usize].clone(),
-                    (T::Error, _) => T::Error,
+                    (T::Error | T::Never, _) => T::Error,
                     (T::Var(_), _) => {
                         self.unknown_receiver(base.span, &bt);
                         T::Error
@@ -816,7 +819,7 @@ impl<'a> Cx<'a> {
                 let (i, t) = match self.table.shallow(&bt) {
                     T::List(e) => (self.expr_expect(index, &T::Int, "a list index"), *e),
                     T::Map(k, v) => (self.expr_expect(index, &k, "a map key"), *v),
-                    T::Error => (self.expr(index).0, T::Error),
+                    T::Error | T::Never => (self.expr(index).0, T::Error),
                     T::Var(_) => {
                         self.unknown_receiver(base.span, &bt);
                         (self.expr(index).0, T::Error)
@@ -1021,7 +1024,16 @@ impl<'a> Cx<'a> {
                 .with_note(format!("wrap it in a lambda, e.g. `|x| {n}(x)`")),
             );
         } else {
-            self.err(span, format!("unknown name `{}`", name.text));
+            let mut candidates: Vec<&str> = self
+                .scopes
+                .iter()
+                .flat_map(|s| s.iter().map(|(n, _)| n.as_str()))
+                .collect();
+            candidates.extend(self.items.fns.iter().map(|(_, f)| f.name.as_str()));
+            candidates.extend(BUILTIN_FNS);
+            let d = Diagnostic::error(span, format!("unknown name `{}`", name.text));
+            self.diags
+                .push(crate::suggest::did_you_mean(d, &name.text, candidates));
         }
         self.missing(span)
     }
@@ -1116,10 +1128,13 @@ impl<'a> Cx<'a> {
                     out.push((i as u32, id));
                 }
                 None => {
-                    self.err(
+                    let d = Diagnostic::error(
                         fname.span,
                         format!("record `{}` has no field `{}`", name.text, fname.text),
                     );
+                    let candidates = decl.iter().map(|(n, _)| n.as_str());
+                    self.diags
+                        .push(crate::suggest::did_you_mean(d, &fname.text, candidates));
                     self.expr(fexpr);
                 }
             }
@@ -1453,7 +1468,7 @@ impl<'a> Cx<'a> {
             }
         }
         let sig = match &rt {
-            T::Error => None,
+            T::Error | T::Never => None,
             T::Var(_) => {
                 self.unknown_receiver(receiver.span, &rt);
                 None
@@ -1470,7 +1485,22 @@ impl<'a> Cx<'a> {
                         _ => "no method",
                     };
                     let msg = format!("{what} `{}` on `{}`", name.text, self.show(&rt));
-                    self.err(name.span, msg);
+                    let mut candidates: Vec<String> = crate::methods::names(&rt)
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect();
+                    if let T::Adt(id) = rt {
+                        if let TypeDefKind::Record { fields } = &self.items.types[id].kind {
+                            candidates.extend(fields.iter().map(|(n, _)| n.clone()));
+                        }
+                    }
+                    let d = Diagnostic::error(name.span, msg);
+                    let d = crate::suggest::did_you_mean(
+                        d,
+                        &name.text,
+                        candidates.iter().map(|s| s.as_str()),
+                    );
+                    self.diags.push(d);
                 }
                 s
             }

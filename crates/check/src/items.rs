@@ -243,10 +243,14 @@ impl TypeResolver<'_> {
                                 Ty::Adt(*id)
                             }
                             None => {
-                                diags.push(Diagnostic::error(
-                                    name.span,
-                                    format!("unknown type `{other}`"),
-                                ));
+                                let d =
+                                    Diagnostic::error(name.span, format!("unknown type `{other}`"));
+                                let candidates = self
+                                    .names
+                                    .keys()
+                                    .copied()
+                                    .chain(BUILTIN_TYPES.iter().copied());
+                                diags.push(crate::suggest::did_you_mean(d, other, candidates));
                                 Ty::Error
                             }
                         };

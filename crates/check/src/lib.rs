@@ -25,6 +25,7 @@ mod infer;
 mod items;
 mod methods;
 mod render;
+mod suggest;
 
 use std::sync::Arc;
 
