@@ -75,9 +75,9 @@ pub const EXIT_DROP_CHECK: i32 = 3;
 /// Exit code of a trap.
 pub const EXIT_TRAP: i32 = 101;
 
-/// Virtual stack reserved for the interpreter thread. Only the pages a
-/// program actually recurses through are touched.
-const STACK_SIZE: usize = 8 << 30;
+/// Virtual stack reserved for the interpreter thread, largest first. Only
+/// the pages a program actually recurses through are touched.
+const STACK_SIZES: [usize; 3] = [8 << 30, 1 << 30, 256 << 20];
 
 /// Runs `main` of `program`, writing the program's output to `stdout` and
 /// `stderr`.
@@ -89,16 +89,32 @@ pub fn run(
 ) -> Outcome {
     let (tx, rx) = std::sync::mpsc::channel::<Msg>();
     std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("sspur-interp".into())
-            .stack_size(STACK_SIZE)
-            .spawn_scoped(scope, move || run_on_this_thread(program, opts, tx));
-        let worker = match worker {
-            Ok(w) => w,
-            Err(err) => {
-                let _ = writeln!(stderr, "error: cannot start the interpreter thread: {err}");
-                return failed();
+        // Fall back to smaller stacks where the system refuses the large
+        // reservation; the depth check adapts to the size obtained.
+        let mut worker = None;
+        let mut last_err = None;
+        for size in STACK_SIZES {
+            let tx = tx.clone();
+            match std::thread::Builder::new()
+                .name("sspur-interp".into())
+                .stack_size(size)
+                .spawn_scoped(scope, move || run_on_this_thread(program, opts, tx, size))
+            {
+                Ok(w) => {
+                    worker = Some(w);
+                    break;
+                }
+                Err(err) => last_err = Some(err),
             }
+        }
+        drop(tx);
+        let Some(worker) = worker else {
+            let _ = writeln!(
+                stderr,
+                "error: cannot start the interpreter thread: {}",
+                last_err.map(|e| e.to_string()).unwrap_or_default()
+            );
+            return failed();
         };
         for msg in rx {
             let _ = match msg {
@@ -133,6 +149,7 @@ fn run_on_this_thread(
     program: &ir::Program,
     opts: &Options,
     tx: std::sync::mpsc::Sender<Msg>,
+    stack_size: usize,
 ) -> Outcome {
     let mut it = Interp {
         prog: program,
@@ -145,7 +162,7 @@ fn run_on_this_thread(
         tx,
         depth: 0,
         stack_base: eval::stack_pointer(),
-        stack_size: STACK_SIZE,
+        stack_size,
         allocated: 0,
         shared: 0,
         drops_freed: 0,
