@@ -1,0 +1,377 @@
+//! Differential tests of the native backend: every program of
+//! tests/programs, tests/ownership and examples/ runs natively in four modes
+//! (default, SSPUR_MEM=gc, SSPUR_MEM=check under collector stress, and
+//! default under SSPUR_GC_STRESS) and must match its expected stdout, stderr
+//! and exit code byte for byte, and the interpreter's; the native count of
+//! blocks freed at last use must equal the interpreter's drop count.
+//!
+//! A native run exits the process on a trap, so each one runs in a child:
+//! the `native_run` example of crates/codegen, built once per test run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+/// Collect every this many KB in the stress modes: small enough that most
+/// programs collect many times, large enough for a debug-built runtime.
+const STRESS_KB: &str = "64";
+
+struct Case {
+    path: String,
+    args: Vec<String>,
+    stdin: String,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    exit: i32,
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read_opt(p: &Path) -> Option<Vec<u8>> {
+    std::fs::read(p).ok()
+}
+
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    for dir in ["tests/programs", "tests/ownership", "examples"] {
+        let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "ssp"))
+            .collect();
+        files.sort();
+        for f in files {
+            let with = |ext: &str| f.with_extension(ext);
+            let Some(stdout) = read_opt(&with("stdout")) else {
+                continue;
+            };
+            let args = read_opt(&with("args"))
+                .map(|a| {
+                    String::from_utf8_lossy(&a)
+                        .lines()
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let exit = read_opt(&with("exit"))
+                .and_then(|e| String::from_utf8_lossy(&e).trim().parse().ok())
+                .unwrap_or(0);
+            out.push(Case {
+                path: format!("{dir}/{}", f.file_name().unwrap().to_string_lossy()),
+                args,
+                stdin: read_opt(&with("stdin"))
+                    .map(|s| String::from_utf8_lossy(&s).into_owned())
+                    .unwrap_or_default(),
+                stdout,
+                stderr: read_opt(&with("stderr")).unwrap_or_default(),
+                exit,
+            });
+        }
+    }
+    assert!(
+        out.len() > 50,
+        "the corpus went missing: {} programs",
+        out.len()
+    );
+    out
+}
+
+/// Builds (once) and returns the native runner.
+fn runner() -> PathBuf {
+    static RUNNER: OnceLock<PathBuf> = OnceLock::new();
+    RUNNER
+        .get_or_init(|| {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "-q", "-p", "codegen", "--example", "native_run"])
+                .current_dir(root())
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "building the native runner failed");
+            let target = std::env::var("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| root().join("target"));
+            target.join("debug/examples/native_run")
+        })
+        .clone()
+}
+
+struct Run {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    exit: i32,
+}
+
+fn run_native(path: &str, args: &[String], stdin: &str, env: &[(&str, &str)]) -> Run {
+    use std::io::Write;
+    let mut cmd = Command::new(runner());
+    cmd.arg(path).args(args).current_dir(root());
+    for var in [
+        "SSPUR_MEM",
+        "SSPUR_GC_STATS",
+        "SSPUR_GC_STRESS",
+        "SSPUR_FAIL_ALLOC_AT",
+        "SSPUR_ALLOC_REPORT",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("native runner starts");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.as_bytes().to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("native runner finishes");
+    let _ = feeder.join();
+    Run {
+        stdout: out.stdout,
+        stderr: out.stderr,
+        exit: out.status.code().unwrap_or(-1),
+    }
+}
+
+struct Interp {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    exit: i32,
+    drops: u64,
+}
+
+fn run_interp(case: &Case) -> Interp {
+    let text = std::fs::read_to_string(root().join(&case.path)).unwrap();
+    let program = check::check_source(&text).unwrap_or_else(|_| panic!("{} checks", case.path));
+    let program = ownership::analyze(&program).program;
+    let opts = interp::Options {
+        path: case.path.clone(),
+        args: case.args.clone(),
+        stdin: Some(case.stdin.clone()),
+        check_drops: true,
+        oracle: false,
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let o = interp::run(&program, &opts, &mut stdout, &mut stderr);
+    Interp {
+        stdout,
+        stderr,
+        exit: o.exit_code,
+        drops: o.drops_freed,
+    }
+}
+
+fn show(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    if s.len() > 600 {
+        format!("{}...", &s[..s.floor_char_boundary(600)])
+    } else {
+        s.into_owned()
+    }
+}
+
+/// Runs every case in one mode (two at a time) and returns the failures.
+fn each_case(check: impl Fn(&Case) -> Option<String> + Sync) -> Vec<String> {
+    let cases = cases();
+    runner();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(case) = cases.get(i) else { break };
+                if let Some(f) = check(case) {
+                    failures.lock().unwrap().push(f);
+                }
+            });
+        }
+    });
+    let mut f = failures.into_inner().unwrap();
+    f.sort();
+    f
+}
+
+fn compare(case: &Case, what: &str, got: &Run) -> Option<String> {
+    if got.stdout == case.stdout && got.stderr == case.stderr && got.exit == case.exit {
+        return None;
+    }
+    Some(format!(
+        "{} [{what}]: exit {} (want {})\n--- stdout\n{}\n--- want\n{}\n--- stderr\n{}\n--- want\n{}",
+        case.path,
+        got.exit,
+        case.exit,
+        show(&got.stdout),
+        show(&case.stdout),
+        show(&got.stderr),
+        show(&case.stderr)
+    ))
+}
+
+fn assert_none(mode: &str, failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{} programs differ natively ({mode}):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn native_default_matches_expected_and_interpreter() {
+    let failures = each_case(|case| {
+        let got = run_native(&case.path, &case.args, &case.stdin, &[]);
+        if let Some(f) = compare(case, "default", &got) {
+            return Some(f);
+        }
+        let i = run_interp(case);
+        if (i.stdout != got.stdout) || (i.stderr != got.stderr) || (i.exit != got.exit) {
+            return Some(format!(
+                "{}: the interpreter differs from native: exit {} vs {}\n{}\n{}",
+                case.path,
+                i.exit,
+                got.exit,
+                show(&i.stdout),
+                show(&i.stderr)
+            ));
+        }
+        None
+    });
+    assert_none("default", failures);
+}
+
+#[test]
+fn native_gc_mode() {
+    let failures = each_case(|case| {
+        compare(
+            case,
+            "SSPUR_MEM=gc",
+            &run_native(&case.path, &case.args, &case.stdin, &[("SSPUR_MEM", "gc")]),
+        )
+    });
+    assert_none("SSPUR_MEM=gc", failures);
+}
+
+/// Check mode audits at every collection, so it runs under stress: any
+/// unsound free or write after free prints a report and fails the match.
+#[test]
+fn native_check_mode_under_stress() {
+    let env = [("SSPUR_MEM", "check"), ("SSPUR_GC_STRESS", STRESS_KB)];
+    let failures = each_case(|case| {
+        compare(
+            case,
+            "SSPUR_MEM=check",
+            &run_native(&case.path, &case.args, &case.stdin, &env),
+        )
+    });
+    assert_none("SSPUR_MEM=check + stress", failures);
+}
+
+#[test]
+fn native_gc_stress() {
+    let env = [("SSPUR_GC_STRESS", STRESS_KB)];
+    let failures = each_case(|case| {
+        compare(
+            case,
+            "SSPUR_GC_STRESS",
+            &run_native(&case.path, &case.args, &case.stdin, &env),
+        )
+    });
+    assert_none("SSPUR_GC_STRESS", failures);
+}
+
+/// The value of a `name: N blocks` line of the runtime's exit report.
+fn stat(stderr: &[u8], name: &str) -> Option<u64> {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    line[name.len()..]
+        .trim_start_matches(':')
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn native_freed_counts_equal_interpreter_drops() {
+    let failures = each_case(|case| {
+        let got = run_native(
+            &case.path,
+            &case.args,
+            &case.stdin,
+            &[("SSPUR_GC_STATS", "1")],
+        );
+        let Some(native) = stat(&got.stderr, "freed at last use") else {
+            return Some(format!(
+                "{}: no statistics in\n{}",
+                case.path,
+                show(&got.stderr)
+            ));
+        };
+        let interp = run_interp(case).drops;
+        (native != interp).then(|| {
+            format!(
+                "{}: native freed {native} blocks at last use, the interpreter {interp}",
+                case.path
+            )
+        })
+    });
+    assert_none("freed at last use", failures);
+}
+
+/// Traps whose programs are written here: (source, env, expected stderr).
+/// `{}` in the expected text stands for the program's path.
+#[test]
+fn traps() {
+    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+        ("fn main() {\n    let xs = [1, 2]\n    print(xs[5])\n}\n", &[], "index out of bounds: the len is 2 but the index is 5 at {}:3:11"),
+        ("fn main() {\n    let xs = [1, 2]\n    print(xs[0 - 1])\n}\n", &[], "index out of bounds: the len is 2 but the index is -1 at {}:3:11"),
+        ("fn main() {\n    print(\"ab\".byte(2))\n}\n", &[], "index out of bounds: the len is 2 but the index is 2 at {}:2:11"),
+        ("fn main() {\n    let z = [0].len - 1\n    print(7 / z)\n}\n", &[], "division by zero at {}:3:11"),
+        ("fn main() {\n    let z = [0].len - 1\n    print(7 % z)\n}\n", &[], "division by zero at {}:3:11"),
+        ("fn main() {\n    print(\"12x\".to_int)\n}\n", &[], "invalid Int: \"12x\" at {}:2:11"),
+        ("fn main() {\n    print(\"1.5.\".to_f64)\n}\n", &[], "invalid F64: \"1.5.\" at {}:2:11"),
+        (
+            "fn main() {\n    let m: Map[Str, Int] = empty_map()\n    print(m[\"k\"])\n}\n",
+            &[],
+            "key not found: \"k\" at {}:3:11",
+        ),
+        ("fn main() {\n    let xs: List[Int] = []\n    print(xs.first)\n}\n", &[], "first of an empty list at {}:3:11"),
+        ("fn main() {\n    print([1].take(0 - 3))\n}\n", &[], "negative count: -3 at {}:2:11"),
+        ("fn main() {\n    trap(\"boom\")\n}\n", &[], "boom at {}:2:5"),
+        (
+            "fn main() {\n    let xs = [1, 2, 3]\n    print(xs.len)\n}\n",
+            &[("SSPUR_FAIL_ALLOC_AT", "1")],
+            "out of memory at {}:2:14",
+        ),
+        (
+            "fn down(n: Int) -> Int {\n    if n == 0 { 0 } else { 1 + down(n - 1) }\n}\n\nfn main() {\n    print(down(1000000000))\n}\n",
+            &[],
+            "stack overflow at {}:1:4",
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("sspur-native-traps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    for (i, (src, env, want)) in cases.iter().enumerate() {
+        let path = dir.join(format!("t{i}.ssp"));
+        std::fs::write(&path, src).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let got = run_native(&p, &[], "", env);
+        let want = format!("trap: {}\n", want.replace("{}", &p));
+        if got.exit != 101 || got.stderr != want.as_bytes() {
+            failures.push(format!(
+                "{src}\nexit {}; stderr {:?}, want {want:?}",
+                got.exit,
+                show(&got.stderr)
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
