@@ -15,7 +15,18 @@ fn main() {
                 continue;
             }
         };
+        let started = std::time::Instant::now();
         let (file, diags) = syntax::parse(&text);
+        if std::env::var_os("SSPUR_PARSE_TIME").is_some() {
+            let parsed = started.elapsed();
+            let started = std::time::Instant::now();
+            let tokens = syntax::lex(&text).len();
+            eprintln!(
+                "{arg}: {} bytes parsed in {parsed:?}; lexing alone: {tokens} tokens in {:?}",
+                text.len(),
+                started.elapsed()
+            );
+        }
         if dump {
             print!("{}", syntax::dump::dump(&file));
         }

@@ -258,13 +258,10 @@ pub(crate) fn lex_at(
         }
         let after_dot = matches!(out.last(), Some((Token::Dot, _))) && pending_semi.is_none();
         let after_minus = matches!(out.last(), Some((Token::Minus, _))) && pending_semi.is_none();
-        let tokens = convert(raw, slice, span, after_dot, after_minus, diags);
-        for (i, (token, span)) in tokens.into_iter().enumerate() {
-            if i == 0 {
-                flush_semi(&mut out, &mut pending_semi, &token);
-            }
-            out.push((token, span));
-        }
+        let (token, rest) = convert(raw, slice, span, after_dot, after_minus, diags);
+        flush_semi(&mut out, &mut pending_semi, &token.0);
+        out.push(token);
+        out.extend(rest.into_iter().flatten());
     }
     if eof_semi {
         let end = base + text.len() as u32;
@@ -299,7 +296,10 @@ fn describe_char(c: &str) -> String {
     }
 }
 
-/// Turns one raw token into valued tokens (two pieces for `t.0.1`).
+/// A raw token's valued tokens: one, or three for `t.0.1` (`0`, `.`, `1`).
+type Converted = ((Token, Span), Option<[(Token, Span); 2]>);
+
+/// Turns one raw token into valued tokens.
 fn convert(
     raw: Raw,
     slice: &str,
@@ -307,7 +307,7 @@ fn convert(
     after_dot: bool,
     after_minus: bool,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<(Token, Span)> {
+) -> Converted {
     let token = match raw {
         Raw::Newline => unreachable_newline(),
         Raw::Lower => Token::Lower(slice.to_string()),
@@ -333,14 +333,16 @@ fn convert(
                     && b.bytes().all(|c| c.is_ascii_digit())
                 {
                     let dot = span.start + a.len() as u32;
-                    return vec![
+                    return (
                         (Token::FieldIndex(a.to_string()), Span::new(span.start, dot)),
-                        (Token::Dot, Span::new(dot, dot + 1)),
-                        (
-                            Token::FieldIndex(b.to_string()),
-                            Span::new(dot + 1, span.end),
-                        ),
-                    ];
+                        Some([
+                            (Token::Dot, Span::new(dot, dot + 1)),
+                            (
+                                Token::FieldIndex(b.to_string()),
+                                Span::new(dot + 1, span.end),
+                            ),
+                        ]),
+                    );
                 }
             }
             diags.push(Diagnostic::error(
@@ -409,7 +411,7 @@ fn convert(
         Raw::Bang => Token::Bang,
         Raw::Pipe => Token::Pipe,
     };
-    vec![(token, span)]
+    ((token, span), None)
 }
 
 /// Newlines are consumed before `convert`; this keeps the match total.
