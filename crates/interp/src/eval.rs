@@ -285,20 +285,24 @@ impl<'p> Interp<'p> {
 
     // ------------------------------------------------------------ calls
 
-    fn enter(&mut self, offset: u32) -> R<()> {
+    /// Counts a call; `Some(trap)` when it would nest too deep.
+    #[inline(never)]
+    fn enter(&mut self, offset: u32) -> Option<Box<Ctrl>> {
         let used = self.stack_base.saturating_sub(stack_pointer());
         if self.depth >= MAX_DEPTH || used + STACK_MARGIN > self.stack_size {
-            return Err(Box::new(Ctrl::Trap("stack overflow".into(), offset)));
+            return Some(Box::new(Ctrl::Trap("stack overflow".into(), offset)));
         }
         self.depth += 1;
-        Ok(())
+        None
     }
 
     /// Calls top-level function `f`. Kept lean: it is on the native stack
     /// once per Sspur call.
     #[inline(never)]
     pub(crate) fn call_fn(&mut self, f: FnId, args: Vec<Value>) -> R<Value> {
-        self.enter(self.prog.fn_span(f).start)?;
+        if let Some(c) = self.enter(self.prog.fn_span(f).start) {
+            return Err(c);
+        }
         let mut fr = Frame::with_args(self.prog, f, args);
         let Some(root) = fr.body.root else {
             return Err(no_body(self.prog, f));
@@ -344,7 +348,9 @@ impl<'p> Interp<'p> {
                     )));
                 };
                 let (params, body) = (params, *body);
-                self.enter(fr.smap.expr(c.lambda).start)?;
+                if let Some(c) = self.enter(fr.smap.expr(c.lambda).start) {
+                    return Err(c);
+                }
                 for (l, v) in c.captures.iter() {
                     fr.set(*l, v.clone());
                 }
@@ -676,10 +682,10 @@ impl<'p> Interp<'p> {
         args: &[ExprId],
     ) -> R<Value> {
         match callee {
-            Callee::Fn(f) => {
-                let vals = self.eval_args(fr, args)?;
-                self.call_fn(*f, vals)
-            }
+            Callee::Fn(f) => match self.eval_args(fr, args) {
+                Ok(vals) => self.call_fn(*f, vals),
+                Err(c) => Err(c),
+            },
             _ => self.eval_call_other(fr, e, callee, args),
         }
     }
@@ -816,9 +822,14 @@ impl<'p> Interp<'p> {
         lhs: ExprId,
         rhs: ExprId,
     ) -> R<Value> {
-        let l = self.eval(fr, lhs)?;
-        let r = self.eval(fr, rhs)?;
-        self.binop(fr, e, op, l, r)
+        let l = match self.eval(fr, lhs) {
+            Ok(v) => v,
+            Err(c) => return Err(c),
+        };
+        match self.eval(fr, rhs) {
+            Ok(r) => self.binop(fr, e, op, l, r),
+            Err(c) => Err(c),
+        }
     }
 
     #[inline(never)]
