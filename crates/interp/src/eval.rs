@@ -814,6 +814,7 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(never)]
+    #[allow(clippy::question_mark)] // see `eval`
     fn eval_binary(
         &mut self,
         fr: &mut Frame<'p>,
