@@ -221,7 +221,7 @@ pub enum Order {
     FreeListFirst,
 }
 
-pub const DEFAULT_ORDER: Order = Order::BumpFirst;
+pub const DEFAULT_ORDER: Order = Order::FreeListFirst;
 
 impl Heap {
     pub const fn new() -> Heap {
