@@ -274,15 +274,16 @@ pub(crate) fn lex_at(
     out
 }
 
-/// Emits a pending inserted `;` unless `next` closes a bracket or
-/// continues a method chain: a `;` there could only be a syntax error, and
-/// leaving it out lets `{ a }` written over three lines keep its tail and
-/// `.map(f)` start a continuation line.
+/// Emits a pending inserted `;` unless `next` closes a bracket, continues
+/// a method chain or a sum type: a `;` there could only be a syntax error,
+/// and leaving it out lets `{ a }` written over three lines keep its tail,
+/// `.map(f)` start a continuation line and `| Node(..)` a variant line.
+/// (A line starting with a lambda `|x| ..` cannot be a useful statement.)
 fn flush_semi(out: &mut Vec<(Token, Span)>, pending: &mut Option<Span>, next: &Token) {
     if let Some(span) = pending.take() {
         if !matches!(
             next,
-            Token::RBrace | Token::RParen | Token::RBracket | Token::Dot
+            Token::RBrace | Token::RParen | Token::RBracket | Token::Dot | Token::Pipe
         ) {
             out.push((Token::Semi, span));
         }

@@ -2,6 +2,29 @@
 //! (generated from `grammar/sspur.lalrpop`), and the AST with byte spans.
 //!
 //! Parsing never panics: every problem comes back as a [`Diagnostic`].
+//!
+//! Decisions where LANGUAGE.md is silent:
+//! - `;` is inserted at a newline after an identifier, literal, `_`, `)`,
+//!   `]`, `}`, `return`, `break` or `continue`, and at end of file, except
+//!   when the next token is `}`, `)`, `]`, `.` or `|`: a block written
+//!   over several lines keeps its tail expression, a call's last argument
+//!   may sit on its own line, a method chain may continue on a line that
+//!   starts with `.`, and a sum type may put each `| Variant` on its own
+//!   line. A block's last expression is its value only without a
+//!   written `;` (`{ x; }` is Unit).
+//! - Range `..` binds looser than `+ -` and tighter than comparisons, and
+//!   does not chain: `0..n - 1` is `0..(n - 1)`.
+//! - Comparisons do not chain (`a < b < c` is an error; `(a < b) == c` is
+//!   fine). Lambdas and `return` extend as far right as possible.
+//! - The heads of `if`, `while`, `match` and `for` may contain neither a
+//!   record literal nor `return`, nor start with a block, unless
+//!   parenthesised.
+//! - `(s.f)(x)` calls a field; `s.f(x)` is a method call.
+//! - Strings may not span lines. `-9223372036854775808` is a valid literal.
+//! - A sum type may start with `|`: `type T =` newline `| A` newline `| B`.
+//! - Nesting deeper than [`MAX_BRACKET_DEPTH`] brackets, or an AST deeper
+//!   than [`MAX_TREE_DEPTH`] nodes, is the error `nesting too deep`.
+//! - At most one syntax error is reported per top-level item.
 
 pub mod ast;
 pub mod dump;

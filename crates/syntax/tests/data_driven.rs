@@ -1,6 +1,7 @@
 //! Data-driven parser tests: every `tests/data/*.ssp` is parsed and its AST
 //! dump plus diagnostics compared with the `.expect` file beside it. A file
-//! whose first line is `// lex` also records its token stream.
+//! whose first line is `// lex` also records its token stream. Files named
+//! `err_*` must produce diagnostics; all others must parse cleanly.
 //! `UPDATE_EXPECT=1 cargo test -p syntax --test data_driven` rewrites them.
 
 use std::fmt::Write;
@@ -46,6 +47,13 @@ fn data_files() {
     let mut failures = Vec::new();
     for path in &paths {
         let text = std::fs::read_to_string(path).expect("readable test file");
+        let (_, diags) = syntax::parse(&text);
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if name.starts_with("err_") == diags.is_empty() {
+            failures.push(format!(
+                "{name}: files named err_* must have diagnostics, others none; got {diags:?}"
+            ));
+        }
         let actual = render(&text);
         let expect_path = path.with_extension("expect");
         if update {
