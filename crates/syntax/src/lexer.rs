@@ -208,11 +208,6 @@ enum Raw {
     Pipe,
 }
 
-/// Lexes a whole file: tokens with inserted `;` (also at end of file).
-pub fn lex(text: &str) -> Vec<(Token, Span)> {
-    lex_with_diagnostics(text).0
-}
-
 /// Lexes a whole file, returning the problems found on the way.
 pub fn lex_with_diagnostics(text: &str) -> (Vec<(Token, Span)>, Vec<Diagnostic>) {
     let mut diags = Vec::new();

@@ -31,7 +31,7 @@ pub mod dump;
 mod lexer;
 mod parser;
 
-pub use lexer::{lex, lex_with_diagnostics, Token};
+pub use lexer::Token;
 pub use parser::{MAX_BRACKET_DEPTH, MAX_TREE_DEPTH};
 
 pub use ast::SourceFile;
@@ -103,21 +103,37 @@ impl Diagnostic {
 /// the input is long (`1 + 1 + ... )`). Accepted trees are at most
 /// [`MAX_TREE_DEPTH`] deep, so callers need no such stack.
 pub fn parse(text: &str) -> (SourceFile, Vec<Diagnostic>) {
+    with_big_stack(|| parser::parse(text))
+}
+
+/// The tokens of a file, with the inserted `;` (for tests and debugging).
+pub fn lex(text: &str) -> Vec<(Token, Span)> {
+    lex_with_diagnostics(text).0
+}
+
+/// The tokens of a file and the lexical problems found on the way
+/// (interpolation holes are parsed while lexing, so this runs on the same
+/// roomy stack as [`parse`]).
+pub fn lex_with_diagnostics(text: &str) -> (Vec<(Token, Span)>, Vec<Diagnostic>) {
+    with_big_stack(|| lexer::lex_with_diagnostics(text))
+}
+
+/// Stack for the parsing thread; only the pages used are ever touched.
+const PARSE_STACK_BYTES: usize = 1 << 30;
+
+fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send + Copy) -> T {
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .name("sspur-parse".to_string())
             .stack_size(PARSE_STACK_BYTES)
-            .spawn_scoped(scope, || parser::parse(text));
+            .spawn_scoped(scope, f);
         match spawned {
             Ok(handle) => match handle.join() {
                 Ok(result) => result,
                 Err(panic) => std::panic::resume_unwind(panic),
             },
-            // No thread available: parse here (fine for all but pathological input).
-            Err(_) => parser::parse(text),
+            // No thread available: run here (fine for all but pathological input).
+            Err(_) => f(),
         }
     })
 }
-
-/// Stack for [`parse`]'s thread; only the pages used are ever touched.
-const PARSE_STACK_BYTES: usize = 1 << 30;

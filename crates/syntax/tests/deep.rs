@@ -85,3 +85,13 @@ fn deep_but_allowed() {
     let (_, diags) = syntax::parse(&text);
     assert!(diags.is_empty(), "{diags:?}");
 }
+
+#[test]
+fn deep_hole_then_error() {
+    let text = format!("fn f() {{ print(\"{{1{} )}}\") }}", " + 1".repeat(N));
+    let (_, diags) = syntax::lex_with_diagnostics(&text);
+    assert!(!diags.is_empty());
+    assert_diag(&text, "expected");
+    let text = format!("fn f() {{ print(\"{{1{}}}\") }}", " + 1".repeat(N));
+    assert_diag(&text, "nesting too deep");
+}
