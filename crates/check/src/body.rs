@@ -276,7 +276,7 @@ impl<'a> Cx<'a> {
                             self.show(actual)
                         ),
                         Mismatch::Infinite => format!(
-                            "this type would contain itself: `{}` and `{}`",
+                            "cannot infer a type here: it would contain itself (`{}` and `{}`)",
                             self.show(expected),
                             self.show(actual)
                         ),
@@ -799,7 +799,7 @@ impl<'a> Cx<'a> {
                     (T::Tuple(ts), Some(i)) if (i as usize) < ts.len() => ts[i as usize].clone(),
                     (T::Error | T::Never, _) => T::Error,
                     (T::Var(_), _) => {
-                        self.unknown_receiver(base.span, &bt);
+                        self.unknown_receiver(base.span, &bt, b);
                         T::Error
                     }
                     (other, _) => {
@@ -821,7 +821,7 @@ impl<'a> Cx<'a> {
                     T::Map(k, v) => (self.expr_expect(index, &k, "a map key"), *v),
                     T::Error | T::Never => (self.expr(index).0, T::Error),
                     T::Var(_) => {
-                        self.unknown_receiver(base.span, &bt);
+                        self.unknown_receiver(base.span, &bt, b);
                         (self.expr(index).0, T::Error)
                     }
                     T::Str => {
@@ -1345,7 +1345,18 @@ impl<'a> Cx<'a> {
         self.scopes.push(Vec::new());
         let mut locals = Vec::new();
         let mut tys = Vec::new();
+        let mut seen: HashMap<&str, Span> = HashMap::new();
         for p in params {
+            if let Some(first) = seen.get(p.name.text.as_str()) {
+                self.diags.push(
+                    Diagnostic::error(
+                        p.name.span,
+                        format!("parameter `{}` is declared twice", p.name.text),
+                    )
+                    .with_label(*first, "first declared here"),
+                );
+            }
+            seen.insert(&p.name.text, p.name.span);
             let t = match &p.ty {
                 Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
                 None => self.table.fresh(),
@@ -1414,16 +1425,31 @@ impl<'a> Cx<'a> {
         (self.alloc(k, t.clone(), span), t)
     }
 
-    fn unknown_receiver(&mut self, span: Span, t: &T) {
-        self.diags.push(
-            Diagnostic::error(span, "the type of this value must be known here")
-                .with_note("add a type annotation to the `let` or lambda parameter it comes from"),
-        );
+    /// A method, field or index on a value whose type is still unknown.
+    /// `e` is the lowered receiver: when it is a local, the hint names it.
+    fn unknown_receiver(&mut self, span: Span, t: &T, e: ExprId) {
+        let (msg, note) = match self.body.exprs[e].kind {
+            ExprKind::Local(l) => {
+                let local = &self.body.locals[l];
+                let n = &local.name;
+                let note = match local.kind {
+                    LocalKind::Param => {
+                        format!("give the lambda parameter a type, e.g. `|{n}: Str| ...`")
+                    }
+                    LocalKind::Var => format!("annotate it, e.g. `var {n}: List[Int] = ...`"),
+                    _ => format!("annotate it, e.g. `let {n}: List[Int] = ...`"),
+                };
+                (format!("the type of `{n}` must be known here"), note)
+            }
+            _ => (
+                "the type of this value must be known here".to_string(),
+                "add a type annotation to the `let` or lambda parameter it comes from".to_string(),
+            ),
+        };
+        self.diags
+            .push(Diagnostic::error(span, msg).with_note(note));
         // Poison the unknown so it is not reported again.
-        let _ = self.table.unify(t, &T::Error);
-        if let T::Var(_) = self.table.shallow(t) {
-            self.table.poison(t);
-        }
+        self.table.poison_all(t);
     }
 
     fn method(
@@ -1470,7 +1496,7 @@ impl<'a> Cx<'a> {
         let sig = match &rt {
             T::Error | T::Never => None,
             T::Var(_) => {
-                self.unknown_receiver(receiver.span, &rt);
+                self.unknown_receiver(receiver.span, &rt, r);
                 None
             }
             _ => {

@@ -76,13 +76,6 @@ impl Table {
         T::Var(self.vars.len() as u32 - 1)
     }
 
-    /// Binds an unknown to `Error` so nothing more is said about it.
-    pub(crate) fn poison(&mut self, t: &T) {
-        if let T::Var(v) = self.shallow(t) {
-            self.vars[v as usize] = Some(T::Error);
-        }
-    }
-
     /// Binds every unknown inside `t` to `Error`.
     pub(crate) fn poison_all(&mut self, t: &T) {
         match self.shallow(t) {
