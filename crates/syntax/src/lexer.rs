@@ -95,7 +95,8 @@ impl Token {
 }
 
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
-#[logos(skip r"[ \t\r\f]+")]
+// A byte-order mark is whitespace, so a file saved with one still parses.
+#[logos(skip r"[ \t\r\f\u{FEFF}]+")]
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
 enum Raw {
     #[token("\n")]
