@@ -173,6 +173,14 @@ fn corpus_stats() {
             };
             let o = interp::run(&a.program, &opts, &mut Vec::new(), &mut Vec::new());
             if let Some(r) = o.oracle {
+                if std::env::var_os("SSPUR_GAPS").is_some() && r.never_shared > r.freed_by_drops {
+                    println!(
+                        "gap {} {} {}",
+                        r.never_shared - r.freed_by_drops,
+                        r.never_shared,
+                        p.display()
+                    );
+                }
                 freed += r.freed_by_drops;
                 never += r.never_shared;
                 alloc += r.allocated;

@@ -43,6 +43,9 @@ pub enum End {
     MovedOut,
     /// Handed to the `Map.put` expression given (consumed key).
     ConsumedKey(ExprId),
+    /// A var that frees the values it replaces, but whose last value
+    /// escapes (after its last update): why, and where.
+    Kept { why: String, at: u32 },
     /// Never built: a string builder that `join` (the expression given) finishes.
     Builder { join: ExprId, sep: String },
 }
@@ -264,6 +267,7 @@ impl<'a> Decider<'a> {
         // Every use must be a read, a move out of the block, a return, or
         // the receiver of its own push; a put key is checked below.
         let mut key_uses = Vec::new();
+        let mut escapes = Vec::new();
         for u in &l.uses {
             if u.foreign {
                 let why = match &u.ctx {
@@ -277,14 +281,31 @@ impl<'a> Decider<'a> {
                 Ctx::GrowSelf(_) => {}
                 _ if u.moved_out => {}
                 Ctx::Key(put) => key_uses.push((u, *put)),
-                Ctx::Escape(why) => return Own::No(format!("is {why}"), u.at),
-                Ctx::Bind(y) => {
-                    return Own::No(format!("is aliased by {}", self.local_name(*y)), u.at)
-                }
+                Ctx::Escape(why) => escapes.push((format!("is {why}"), u)),
+                Ctx::Bind(y) => escapes.push((format!("is aliased by {}", self.local_name(*y)), u)),
                 Ctx::Assign(y) => {
-                    return Own::No(format!("is assigned to {}", self.local_name(*y)), u.at)
+                    escapes.push((format!("is assigned to {}", self.local_name(*y)), u))
                 }
             }
+        }
+        if let Some((why, first)) = escapes.first() {
+            // A var whose every escape comes after its last update (in a
+            // later statement of its block) still frees the values it
+            // replaces: none of them has escaped.
+            let last_assign = l.assigns.iter().filter_map(|a| a.index).max();
+            let after = |u: &crate::walk::Use| matches!((u.index, last_assign), (Some(i), Some(m)) if i > m);
+            let late = d.var
+                && !l.assigns.is_empty()
+                && l.assigns.iter().all(|a| a.index.is_some())
+                && escapes.iter().all(|(_, u)| after(u))
+                && key_uses.iter().all(|(u, _)| after(u));
+            if late {
+                return Own::Yes(End::Kept {
+                    why: why.clone(),
+                    at: first.at,
+                });
+            }
+            return Own::No(why.clone(), first.at);
         }
         let last = self.last_index(x);
         if let Some(b) = self.builder(x) {
@@ -466,6 +487,28 @@ impl<'a> Decider<'a> {
         })
     }
 
+    /// A temporary list of strings that owns them and whose reader cannot
+    /// hand one of them out.
+    pub fn deep_temp(&self, e: ExprId) -> bool {
+        if self.body[e].ty != Ty::list(Ty::Str) || !self.owns_strings(e) {
+            return false;
+        }
+        let Some(p) = self.facts.exprs.get(e).and_then(|f| f.parent) else {
+            return false;
+        };
+        match &self.body[p].kind {
+            ExprKind::Method {
+                method, receiver, ..
+            } => *receiver == e && table::deep_read(*method),
+            ExprKind::Interp(_) => true,
+            ExprKind::Call {
+                callee: Callee::Builtin(Builtin::Print | Builtin::Log),
+                ..
+            } => true,
+            _ => false,
+        }
+    }
+
     /// A string value that nothing else holds: fresh and not a name.
     pub fn owned_string(&self, e: ExprId) -> bool {
         !matches!(self.body[e].kind, ExprKind::Local(_))
@@ -487,7 +530,7 @@ impl<'a> Decider<'a> {
     }
 
     /// A list whose strings are all owned by it.
-    fn owns_strings(&self, e: ExprId) -> bool {
+    pub fn owns_strings(&self, e: ExprId) -> bool {
         match &self.body[e].kind {
             ExprKind::List(xs) => xs.iter().all(|x| self.owned_string(*x)),
             ExprKind::Method {

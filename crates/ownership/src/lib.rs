@@ -283,7 +283,7 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<String>) {
                     plan.assigns.insert(a.stmt, old);
                 }
             }
-            Own::Yes(End::MovedOut) => {
+            Own::Yes(End::MovedOut | End::Kept { .. }) => {
                 for a in &lf.assigns {
                     let grow = lf.uses.iter().any(|u| {
                         u.ctx == Ctx::GrowSelf(x)
@@ -338,7 +338,12 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<String>) {
                     }
                 }
                 let r = why.len() as u32;
-                why.push(format!("temporary read by {what}"));
+                if d.deep_temp(e) {
+                    why.push(format!("temporary read by {what} (owns its strings)"));
+                    plan.deep_temps.insert(e);
+                } else {
+                    why.push(format!("temporary read by {what}"));
+                }
                 plan.temps.insert(e, r);
             }
             Ctx::Key(put) if d.owned_string(e) && d.fresh(e).allocs() => {

@@ -265,6 +265,12 @@ impl Reporter<'_> {
                 if let Some(x) = self.deep_owner(top).or_else(|| self.deep_map_owner(top)) {
                     return format!("freed with {x}, which owns its strings");
                 }
+                if let Some(at) = self.deep_temp_owner(top) {
+                    return format!(
+                        "freed with the temporary list that owns it, after its read at {}",
+                        self.pos(at)
+                    );
+                }
                 if let Some(b) = self.builder_piece(top) {
                     return format!(
                         "freed after it is appended to the string builder {b} at {} (temporary)",
@@ -322,6 +328,11 @@ impl Reporter<'_> {
                 Some(decl) => self.value_fate(decl.block, depth + 1),
                 None => "left for the collector".into(),
             },
+            End::Kept { why, at } => format!(
+                "freed when {name} is replaced; its last value is left for the collector: \
+                 {name} {why} at {}",
+                self.pos(*at)
+            ),
             End::ConsumedKey(put) => format!(
                 "handed to put at {} (freed there if the key was already present)",
                 self.pos(d.sm.expr(*put).start)
@@ -374,6 +385,23 @@ impl Reporter<'_> {
                 _ => None,
             },
             _ => None,
+        }
+    }
+
+    /// For a string returned by the lambda of a deep temporary
+    /// `xs.map(|x| "..")`: where that temporary is read.
+    fn deep_temp_owner(&self, e: ExprId) -> Option<u32> {
+        let d = self.d;
+        let lambda = d.facts.exprs.get(e)?.parent?;
+        if !matches!(d.body[lambda].kind, ExprKind::Lambda { .. }) {
+            return None;
+        }
+        let map = d.facts.exprs.get(lambda)?.parent?;
+        let top = self.top(map);
+        if self.plan.deep_temps.contains(&top) && d.owned_string(e) {
+            d.facts.exprs.get(top).map(|f| f.reader_at)
+        } else {
+            None
         }
     }
 

@@ -21,6 +21,8 @@ pub struct Plan {
     /// Expressions bound to a temporary and dropped after their read, with
     /// the drop's reason.
     pub temps: HashMap<ExprId, u32>,
+    /// Temporaries that own their strings (freed deeply).
+    pub deep_temps: HashSet<ExprId>,
     pub assigns: HashMap<StmtId, OldValue>,
     /// `Map.put` expressions whose key is consumed.
     pub puts: HashSet<ExprId>,
@@ -193,6 +195,11 @@ impl Rw<'_> {
         self.plan.temps.get(&e).copied()
     }
 
+    fn temp_drop(&mut self, orig: ExprId, t: LocalId, reason: u32, span: Span) -> StmtId {
+        let deep = self.plan.deep_temps.contains(&orig);
+        self.drop_stmt(t, deep, reason, span)
+    }
+
     fn expr(&mut self, e: ExprId) -> ExprId {
         if matches!(self.body[e].kind, ExprKind::Block { .. }) {
             self.block(e);
@@ -274,7 +281,7 @@ impl Rw<'_> {
             let le = self.local_expr(t, span);
             news.push((j, le));
             if let Some(reason) = temp {
-                drops.push(self.drop_stmt(t, false, reason, span));
+                drops.push(self.temp_drop(orig[j], t, reason, span));
             }
         }
         children_mut(kind, &mut |c| {
@@ -377,7 +384,7 @@ impl Rw<'_> {
                 if let (PatKind::Wild, Some(reason)) = (&self.body[pat].kind, self.is_temp(init)) {
                     let (l, t) = self.bind(init2, "tmp");
                     out.push(l);
-                    out.push(self.drop_stmt(t, false, reason, span));
+                    out.push(self.temp_drop(init, t, reason, span));
                     return;
                 }
                 self.body.stmts[s].kind = StmtKind::Let { pat, init: init2 };
@@ -464,7 +471,7 @@ impl Rw<'_> {
                 if let Some(reason) = self.is_temp(x) {
                     let (l, t) = self.bind(x2, "tmp");
                     out.push(l);
-                    out.push(self.drop_stmt(t, false, reason, span));
+                    out.push(self.temp_drop(x, t, reason, span));
                     return;
                 }
                 self.body.stmts[s].kind = StmtKind::Expr(x2);
