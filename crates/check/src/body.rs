@@ -99,6 +99,33 @@ struct Deferred {
     what: String,
 }
 
+/// A method, field or index whose receiver type was unknown when it was
+/// lowered; resolved at the end of the body once a later use has decided
+/// the type (`let f = |s| s.amount` then `xs.sort_by(f)`).
+struct Pending {
+    expr: ExprId,
+    recv: ExprId,
+    recv_ty: T,
+    recv_span: Span,
+    result: T,
+    span: Span,
+    kind: PendingKind,
+}
+
+enum PendingKind {
+    Method {
+        name: ast::Name,
+        parens: bool,
+        args: Vec<ExprId>,
+    },
+    TupleField {
+        name: ast::Name,
+    },
+    Index {
+        index: ExprId,
+    },
+}
+
 struct LambdaFrame {
     /// Scopes at index >= this belong to the lambda.
     scope_base: usize,
@@ -127,6 +154,7 @@ struct Cx<'a> {
     ret: T,
     deferred: Vec<Deferred>,
     matches: Vec<(ExprId, Span)>,
+    pending: Vec<Pending>,
 }
 
 impl<'a> Cx<'a> {
@@ -158,6 +186,7 @@ impl<'a> Cx<'a> {
             ret: T::Unit,
             deferred: Vec::new(),
             matches: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -799,8 +828,8 @@ impl<'a> Cx<'a> {
                     (T::Tuple(ts), Some(i)) if (i as usize) < ts.len() => ts[i as usize].clone(),
                     (T::Error | T::Never, _) => T::Error,
                     (T::Var(_), _) => {
-                        self.unknown_receiver(base.span, &bt, b);
-                        T::Error
+                        let kind = PendingKind::TupleField { name: name.clone() };
+                        return self.defer_pending(b, bt, base.span, span, kind);
                     }
                     (other, _) => {
                         let msg = format!("no field `{}` on `{}`", name.text, self.show(&other));
@@ -821,8 +850,9 @@ impl<'a> Cx<'a> {
                     T::Map(k, v) => (self.expr_expect(index, &k, "a map key"), *v),
                     T::Error | T::Never => (self.expr(index).0, T::Error),
                     T::Var(_) => {
-                        self.unknown_receiver(base.span, &bt, b);
-                        (self.expr(index).0, T::Error)
+                        let i = self.expr(index).0;
+                        let kind = PendingKind::Index { index: i };
+                        return self.defer_pending(b, bt, base.span, span, kind);
                     }
                     T::Str => {
                         self.err(
@@ -1493,40 +1523,21 @@ impl<'a> Cx<'a> {
                 }
             }
         }
+        if let T::Var(_) = rt {
+            let args = args.iter().map(|a| self.expr(a).0).collect();
+            let kind = PendingKind::Method {
+                name: name.clone(),
+                parens,
+                args,
+            };
+            return self.defer_pending(r, rt, receiver.span, span, kind);
+        }
         let sig = match &rt {
-            T::Error | T::Never => None,
-            T::Var(_) => {
-                self.unknown_receiver(receiver.span, &rt, r);
-                None
-            }
+            T::Error | T::Never | T::Var(_) => None,
             _ => {
                 let s = crate::methods::lookup(&mut self.table, &rt, &name.text);
                 if s.is_none() {
-                    let what = match rt {
-                        T::Adt(id)
-                            if matches!(self.items.types[id].kind, TypeDefKind::Record { .. }) =>
-                        {
-                            "no field or method"
-                        }
-                        _ => "no method",
-                    };
-                    let msg = format!("{what} `{}` on `{}`", name.text, self.show(&rt));
-                    let mut candidates: Vec<String> = crate::methods::names(&rt)
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect();
-                    if let T::Adt(id) = rt {
-                        if let TypeDefKind::Record { fields } = &self.items.types[id].kind {
-                            candidates.extend(fields.iter().map(|(n, _)| n.clone()));
-                        }
-                    }
-                    let d = Diagnostic::error(name.span, msg);
-                    let d = crate::suggest::did_you_mean(
-                        d,
-                        &name.text,
-                        candidates.iter().map(|s| s.as_str()),
-                    );
-                    self.diags.push(d);
+                    self.no_method(&rt, name);
                 }
                 s
             }
@@ -1556,8 +1567,224 @@ impl<'a> Cx<'a> {
         (self.alloc(k, sig.ret.clone(), span), sig.ret)
     }
 
+    fn no_method(&mut self, rt: &T, name: &ast::Name) {
+        let what = match rt {
+            T::Adt(id) if matches!(self.items.types[*id].kind, TypeDefKind::Record { .. }) => {
+                "no field or method"
+            }
+            _ => "no method",
+        };
+        let msg = format!("{what} `{}` on `{}`", name.text, self.show(rt));
+        let mut candidates: Vec<String> = crate::methods::names(rt)
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if let T::Adt(id) = rt {
+            if let TypeDefKind::Record { fields } = &self.items.types[*id].kind {
+                candidates.extend(fields.iter().map(|(n, _)| n.clone()));
+            }
+        }
+        let d = Diagnostic::error(name.span, msg);
+        let d = crate::suggest::did_you_mean(d, &name.text, candidates.iter().map(|s| s.as_str()));
+        self.diags.push(d);
+    }
+
+    fn defer_pending(
+        &mut self,
+        recv: ExprId,
+        recv_ty: T,
+        recv_span: Span,
+        span: Span,
+        kind: PendingKind,
+    ) -> (ExprId, T) {
+        let result = self.table.fresh();
+        let expr = self.alloc(ExprKind::Missing, result.clone(), span);
+        self.pending.push(Pending {
+            expr,
+            recv,
+            recv_ty,
+            recv_span,
+            result: result.clone(),
+            span,
+            kind,
+        });
+        (expr, result)
+    }
+
+    /// Resolves deferred methods, fields and indexing whose receivers are
+    /// now known, repeatedly (one may decide another's receiver); what stays
+    /// unknown is an error asking for an annotation.
+    fn resolve_pending(&mut self) {
+        loop {
+            let all = std::mem::take(&mut self.pending);
+            let before = all.len();
+            let mut waiting = Vec::new();
+            for p in all {
+                if let T::Var(_) = self.table.shallow(&p.recv_ty) {
+                    waiting.push(p);
+                } else {
+                    self.resolve_one(p);
+                }
+            }
+            // Resolving may have queued nothing new; stop when stuck.
+            let stuck = waiting.len() == before;
+            self.pending.extend(waiting);
+            if stuck || self.pending.is_empty() {
+                break;
+            }
+        }
+        for p in std::mem::take(&mut self.pending) {
+            self.unknown_receiver(p.recv_span, &p.recv_ty, p.recv);
+            self.table.poison_all(&p.result);
+        }
+    }
+
+    fn resolve_one(&mut self, p: Pending) {
+        let rt = self.table.shallow(&p.recv_ty);
+        let (kind, ty) = match p.kind {
+            PendingKind::Method { name, parens, args } => {
+                self.method_lowered(p.recv, &rt, &name, parens, args, p.span)
+            }
+            PendingKind::TupleField { name } => {
+                let idx: Option<u32> = name.text.parse().ok();
+                match (&rt, idx) {
+                    (T::Tuple(ts), Some(i)) if (i as usize) < ts.len() => (
+                        ExprKind::Field {
+                            base: p.recv,
+                            index: i,
+                        },
+                        ts[i as usize].clone(),
+                    ),
+                    (T::Error | T::Never, _) => (ExprKind::Missing, T::Error),
+                    _ => {
+                        let msg = format!("no field `{}` on `{}`", name.text, self.show(&rt));
+                        self.err(name.span, msg);
+                        (ExprKind::Missing, T::Error)
+                    }
+                }
+            }
+            PendingKind::Index { index } => {
+                let it = self.expr_ty(index);
+                let isp = self.map.expr(index);
+                match &rt {
+                    T::List(e) => {
+                        self.coerce(isp, &it, &T::Int, "a list index");
+                        (
+                            ExprKind::Index {
+                                base: p.recv,
+                                index,
+                            },
+                            (**e).clone(),
+                        )
+                    }
+                    T::Map(k, v) => {
+                        self.coerce(isp, &it, k, "a map key");
+                        (
+                            ExprKind::Index {
+                                base: p.recv,
+                                index,
+                            },
+                            (**v).clone(),
+                        )
+                    }
+                    T::Error | T::Never => (ExprKind::Missing, T::Error),
+                    other => {
+                        let msg =
+                            format!("cannot index into a value of type `{}`", self.show(other));
+                        self.err(p.span, msg);
+                        (ExprKind::Missing, T::Error)
+                    }
+                }
+            }
+        };
+        self.body.exprs[p.expr].kind = kind;
+        let _ = self.table.unify(&p.result, &ty);
+    }
+
+    /// A method call whose arguments are already lowered (deferred path).
+    fn method_lowered(
+        &mut self,
+        r: ExprId,
+        rt: &T,
+        name: &ast::Name,
+        parens: bool,
+        args: Vec<ExprId>,
+        span: Span,
+    ) -> (ExprKind, T) {
+        if let T::Adt(id) = rt {
+            if let TypeDefKind::Record { fields } = &self.items.types[*id].kind {
+                if let Some(i) = fields.iter().position(|(n, _)| *n == name.text) {
+                    let t = T::from_ir(&fields[i].1);
+                    let field = ExprKind::Field {
+                        base: r,
+                        index: i as u32,
+                    };
+                    if !parens {
+                        return (field, t);
+                    }
+                    let fspan = self.map.expr(r).cover(name.span);
+                    let f = self.alloc(field, t.clone(), fspan);
+                    return self.call_value_kind(f, t, args, span);
+                }
+            }
+        }
+        if matches!(rt, T::Error | T::Never) {
+            return (ExprKind::Missing, T::Error);
+        }
+        let Some(sig) = crate::methods::lookup(&mut self.table, rt, &name.text) else {
+            self.no_method(rt, name);
+            return (ExprKind::Missing, T::Error);
+        };
+        if sig.params.len() != args.len() {
+            let n = sig.params.len();
+            self.err(
+                span,
+                format!(
+                    "method `{}` takes {n} argument{}, but {} {} given",
+                    name.text,
+                    if n == 1 { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+            );
+        }
+        for (a, p) in args.iter().zip(&sig.params) {
+            let at = self.expr_ty(*a);
+            let sp = self.map.expr(*a);
+            self.coerce(sp, &at, p, "this argument");
+        }
+        for (t, need) in &sig.needs {
+            self.defer(span, t, *need, format!("`{}`", name.text));
+        }
+        if let Some(elem) = &sig.must_be_str_list {
+            if self.table.unify(elem, &T::Str).is_err() && !self.table.has_error(elem) {
+                let msg = format!("`join` needs a `List[Str]`, found `{}`", self.show(rt));
+                self.err(span, msg);
+            }
+        }
+        (
+            ExprKind::Method {
+                method: sig.method,
+                receiver: r,
+                args,
+            },
+            sig.ret,
+        )
+    }
+
     /// `s.f(x)` where `f` is a record field of function type.
     fn call_value(&mut self, f: ExprId, ft: T, args: Vec<ExprId>, span: Span) -> (ExprId, T) {
+        let (k, ret) = self.call_value_kind(f, ft, args, span);
+        (self.alloc(k, ret.clone(), span), ret)
+    }
+
+    fn call_value_kind(
+        &mut self,
+        f: ExprId,
+        ft: T,
+        args: Vec<ExprId>,
+        span: Span,
+    ) -> (ExprKind, T) {
         let ret = match self.table.shallow(&ft) {
             T::Fn(ps, r) => {
                 if ps.len() != args.len() {
@@ -1587,16 +1814,19 @@ impl<'a> Cx<'a> {
                 T::Error
             }
         };
-        let k = ExprKind::Call {
-            callee: Callee::Value(f),
-            args,
-        };
-        (self.alloc(k, ret.clone(), span), ret)
+        (
+            ExprKind::Call {
+                callee: Callee::Value(f),
+                args,
+            },
+            ret,
+        )
     }
 
     // ------------------------------------------------------------ finishing
 
     fn finish(&mut self) {
+        self.resolve_pending();
         let mut reported: std::collections::HashSet<u32> = Default::default();
         // Locals first: their messages say which annotation to add.
         let locals: Vec<LocalId> = self.body.locals.iter().map(|(id, _)| id).collect();
