@@ -403,6 +403,12 @@ impl<'p> Interp<'p> {
                         None => return Ok(Value::Unit),
                     }
                 }
+                ExprKind::Match { scrutinee, arms } => {
+                    e = match self.select_arm(fr, *scrutinee, arms) {
+                        Ok(b) => b,
+                        Err(c) => return Err(c),
+                    };
+                }
                 ExprKind::Call { callee, args } => return self.eval_call(fr, e, callee, args),
                 ExprKind::Binary {
                     op: op @ (BinOp::And | BinOp::Or),
@@ -456,6 +462,9 @@ impl<'p> Interp<'p> {
         None
     }
 
+    /// Every case without a tail. Each case that evaluates subexpressions
+    /// has its own function, so deep recursion through records,
+    /// constructors or `return` only carries that case's frame.
     #[inline(never)]
     fn eval_other(&mut self, fr: &mut Frame<'p>, e: ExprId) -> R<Value> {
         let body = fr.body;
@@ -463,147 +472,223 @@ impl<'p> Interp<'p> {
             ExprKind::Missing => Err(Box::new(Ctrl::Fatal(
                 "internal error: evaluating an expression that failed to check".into(),
             ))),
-            ExprKind::Interp(parts) => {
-                let mut text = String::new();
-                for p in parts {
-                    match p {
-                        InterpPart::Text(t) => text.push_str(t),
-                        InterpPart::Expr(x) => {
-                            let v = self.eval(fr, *x)?;
-                            show(&self.prog.items, &v, &mut text);
-                        }
-                    }
-                }
-                let site = self.site(fr, e);
-                Ok(Value::Str(self.new_str(text, site)))
-            }
-            ExprKind::Unary { op, operand } => {
-                let v = self.eval(fr, *operand)?;
-                Ok(match (op, v) {
-                    (UnOp::Neg, Value::Int(i)) => Value::Int(i.wrapping_neg()),
-                    (UnOp::Neg, Value::F64(f)) => Value::F64(-f),
-                    (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
-                    _ => return Err(type_error("unary operator")),
-                })
-            }
-            ExprKind::Index { base, index } => self.eval_index(fr, e, *base, *index),
-            ExprKind::Field { base, index } => {
-                let v = self.eval(fr, *base)?;
-                let i = *index as usize;
-                match &v {
-                    Value::Record(r) => r.fields.get(i).cloned(),
-                    Value::Tuple(t) => t.get(i).cloned(),
-                    _ => None,
-                }
-                .ok_or_else(|| type_error("field access"))
-            }
-            ExprKind::Record { ty, fields } => {
-                let n = match &self.prog.items.types[*ty].kind {
-                    ir::TypeDefKind::Record { fields } => fields.len(),
-                    ir::TypeDefKind::Sum { .. } => 0,
-                };
-                let mut vals = vec![Value::Unit; n.max(fields.len())];
-                for (i, x) in fields {
-                    let v = self.eval_stored(fr, *x)?;
-                    if let Some(slot) = vals.get_mut(*i as usize) {
-                        *slot = v;
-                    }
-                }
-                Ok(Value::Record(Rc::new(RecVal {
-                    ty: *ty,
-                    fields: vals.into(),
-                })))
-            }
-            ExprKind::Tuple(xs) => {
-                let vals = self.eval_all_stored(fr, xs)?;
-                Ok(Value::Tuple(vals.into()))
-            }
-            ExprKind::Ctor { ctor, args } => {
-                let mut vals = self.eval_all_stored(fr, args)?;
-                Ok(match ctor {
-                    Ctor::Some => Value::Some(Rc::new(vals.pop().unwrap_or(Value::Unit))),
-                    Ctor::None => Value::None,
-                    Ctor::User(ty, variant) => Value::Sum(Rc::new(SumVal {
-                        ty: *ty,
-                        variant: *variant,
-                        fields: vals.into(),
-                    })),
-                })
-            }
-            ExprKind::List(xs) => {
-                let vals = self.eval_all_stored(fr, xs)?;
-                let site = self.site(fr, e);
-                Ok(Value::List(self.new_list(vals, site)))
-            }
-            ExprKind::Range { lo, hi } => {
-                let lo = self.eval(fr, *lo)?.as_int();
-                let hi = self.eval(fr, *hi)?.as_int();
-                let n = (hi as i128 - lo as i128).max(0);
-                if n > (1 << 32) {
-                    return self.trap(fr, e, "out of memory".into());
-                }
-                let vals: Vec<Value> = (lo..hi).map(Value::Int).collect();
-                let site = self.site(fr, e);
-                Ok(Value::List(self.new_list(vals, site)))
-            }
-            ExprKind::Lambda { captures, .. } => {
-                let mut caps = Vec::with_capacity(captures.len());
-                for l in captures {
-                    let v = fr.get(*l).clone();
-                    if self.check {
-                        self.check_live(&v)?;
-                    }
-                    self.share(&v);
-                    caps.push((*l, v));
-                }
-                Ok(Value::Closure(Rc::new(Closure {
-                    fn_id: fr.f,
-                    lambda: e,
-                    captures: caps.into(),
-                })))
-            }
-            ExprKind::Match { scrutinee, arms } => {
-                let v = self.eval(fr, *scrutinee)?;
-                let share = is_place(body, *scrutinee);
-                for arm in arms {
-                    if self.match_pat(fr, arm.pat, &v, share) {
-                        return self.eval(fr, arm.body);
-                    }
-                }
-                Err(Box::new(Ctrl::Fatal(
-                    "internal error: no match arm matched".into(),
-                )))
-            }
-            ExprKind::Return(x) => {
-                let v = match x {
-                    Some(x) => {
-                        let v = self.eval(fr, *x)?;
-                        if escapes_on_return(body, *x) {
-                            self.share(&v);
-                        }
-                        v
-                    }
-                    None => Value::Unit,
-                };
-                Err(Box::new(Ctrl::Return(v)))
-            }
+            ExprKind::Lit(l) => Ok(lit_value(l)),
+            ExprKind::Func(f) => Ok(Value::Func(*f)),
             ExprKind::Break => Err(Box::new(Ctrl::Break)),
             ExprKind::Continue => Err(Box::new(Ctrl::Continue)),
+            ExprKind::Interp(parts) => self.eval_interp(fr, e, parts),
+            ExprKind::Unary { op, operand } => self.eval_unary(fr, *op, *operand),
+            ExprKind::Index { base, index } => self.eval_index(fr, e, *base, *index),
+            ExprKind::Field { base, index } => self.eval_field(fr, *base, *index),
+            ExprKind::Record { ty, fields } => self.eval_record(fr, *ty, fields),
+            ExprKind::Tuple(xs) => self.eval_tuple(fr, xs),
+            ExprKind::Ctor { ctor, args } => self.eval_ctor(fr, *ctor, args),
+            ExprKind::List(xs) => self.eval_list(fr, e, xs),
+            ExprKind::Range { lo, hi } => self.eval_range(fr, e, *lo, *hi),
+            ExprKind::Lambda { captures, .. } => self.eval_lambda(fr, e, captures),
+            ExprKind::Return(x) => self.eval_return(fr, *x),
             ExprKind::PutOwnedKey { map, key, value } => {
-                let m = self.eval(fr, *map)?;
-                let k = self.eval(fr, *key)?;
-                let v = self.eval_stored(fr, *value)?;
-                let Value::Map(mm) = &m else {
-                    return Err(type_error("put on a non-map"));
-                };
-                let key_of = Key::of(&k).ok_or_else(|| type_error("map key"))?;
-                let present = mm.borrow_mut().put(key_of, k.clone(), v);
-                if present {
-                    let site = self.site(fr, e);
-                    self.free(&k, false, site)?;
-                }
-                Ok(m)
+                self.eval_put_owned(fr, e, *map, *key, *value)
             }
+            ExprKind::BuilderNew { .. }
+            | ExprKind::BuilderPush { .. }
+            | ExprKind::BuilderFinish { .. } => self.eval_builder(fr, e),
+            // Handled in `eval`.
+            ExprKind::Local(_)
+            | ExprKind::Call { .. }
+            | ExprKind::Method { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::If { .. }
+            | ExprKind::Match { .. }
+            | ExprKind::Block { .. } => self.eval(fr, e),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_interp(&mut self, fr: &mut Frame<'p>, e: ExprId, parts: &[InterpPart]) -> R<Value> {
+        let mut text = String::new();
+        for p in parts {
+            match p {
+                InterpPart::Text(t) => text.push_str(t),
+                InterpPart::Expr(x) => {
+                    let v = self.eval(fr, *x)?;
+                    show(&self.prog.items, &v, &mut text);
+                }
+            }
+        }
+        let site = self.site(fr, e);
+        Ok(Value::Str(self.new_str(text, site)))
+    }
+
+    #[inline(never)]
+    fn eval_unary(&mut self, fr: &mut Frame<'p>, op: UnOp, operand: ExprId) -> R<Value> {
+        let v = self.eval(fr, operand)?;
+        Ok(match (op, v) {
+            (UnOp::Neg, Value::Int(i)) => Value::Int(i.wrapping_neg()),
+            (UnOp::Neg, Value::F64(f)) => Value::F64(-f),
+            (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
+            _ => return Err(type_error("unary operator")),
+        })
+    }
+
+    #[inline(never)]
+    fn eval_field(&mut self, fr: &mut Frame<'p>, base: ExprId, index: u32) -> R<Value> {
+        let v = self.eval(fr, base)?;
+        let i = index as usize;
+        match &v {
+            Value::Record(r) => r.fields.get(i).cloned(),
+            Value::Tuple(t) => t.get(i).cloned(),
+            _ => None,
+        }
+        .ok_or_else(|| type_error("field access"))
+    }
+
+    #[inline(never)]
+    fn eval_record(
+        &mut self,
+        fr: &mut Frame<'p>,
+        ty: ir::TypeId,
+        fields: &[(u32, ExprId)],
+    ) -> R<Value> {
+        let n = match &self.prog.items.types[ty].kind {
+            ir::TypeDefKind::Record { fields } => fields.len(),
+            ir::TypeDefKind::Sum { .. } => 0,
+        };
+        let mut vals = vec![Value::Unit; n.max(fields.len())];
+        for (i, x) in fields {
+            let v = self.eval_stored(fr, *x)?;
+            if let Some(slot) = vals.get_mut(*i as usize) {
+                *slot = v;
+            }
+        }
+        Ok(Value::Record(Rc::new(RecVal {
+            ty,
+            fields: vals.into(),
+        })))
+    }
+
+    #[inline(never)]
+    fn eval_tuple(&mut self, fr: &mut Frame<'p>, xs: &[ExprId]) -> R<Value> {
+        let vals = self.eval_all_stored(fr, xs)?;
+        Ok(Value::Tuple(vals.into()))
+    }
+
+    #[inline(never)]
+    fn eval_ctor(&mut self, fr: &mut Frame<'p>, ctor: Ctor, args: &[ExprId]) -> R<Value> {
+        let mut vals = self.eval_all_stored(fr, args)?;
+        Ok(match ctor {
+            Ctor::Some => Value::Some(Rc::new(vals.pop().unwrap_or(Value::Unit))),
+            Ctor::None => Value::None,
+            Ctor::User(ty, variant) => Value::Sum(Rc::new(SumVal {
+                ty,
+                variant,
+                fields: vals.into(),
+            })),
+        })
+    }
+
+    #[inline(never)]
+    fn eval_list(&mut self, fr: &mut Frame<'p>, e: ExprId, xs: &[ExprId]) -> R<Value> {
+        let vals = self.eval_all_stored(fr, xs)?;
+        let site = self.site(fr, e);
+        Ok(Value::List(self.new_list(vals, site)))
+    }
+
+    #[inline(never)]
+    fn eval_range(&mut self, fr: &mut Frame<'p>, e: ExprId, lo: ExprId, hi: ExprId) -> R<Value> {
+        let lo = self.eval(fr, lo)?.as_int();
+        let hi = self.eval(fr, hi)?.as_int();
+        let n = (hi as i128 - lo as i128).max(0);
+        if n > (1 << 32) {
+            return self.trap(fr, e, "out of memory".into());
+        }
+        let vals: Vec<Value> = (lo..hi).map(Value::Int).collect();
+        let site = self.site(fr, e);
+        Ok(Value::List(self.new_list(vals, site)))
+    }
+
+    #[inline(never)]
+    fn eval_lambda(&mut self, fr: &mut Frame<'p>, e: ExprId, captures: &[LocalId]) -> R<Value> {
+        let mut caps = Vec::with_capacity(captures.len());
+        for l in captures {
+            let v = fr.get(*l).clone();
+            if self.check {
+                self.check_live(&v)?;
+            }
+            self.share(&v);
+            caps.push((*l, v));
+        }
+        Ok(Value::Closure(Rc::new(Closure {
+            fn_id: fr.f,
+            lambda: e,
+            captures: caps.into(),
+        })))
+    }
+
+    /// Evaluates the scrutinee and picks the arm whose pattern matches
+    /// (binding it); `eval` then continues with the arm's body.
+    #[inline(never)]
+    fn select_arm(
+        &mut self,
+        fr: &mut Frame<'p>,
+        scrutinee: ExprId,
+        arms: &[ir::MatchArm],
+    ) -> R<ExprId> {
+        let v = self.eval(fr, scrutinee)?;
+        let share = is_place(fr.body, scrutinee);
+        for arm in arms {
+            if self.match_pat(fr, arm.pat, &v, share) {
+                return Ok(arm.body);
+            }
+        }
+        Err(Box::new(Ctrl::Fatal(
+            "internal error: no match arm matched".into(),
+        )))
+    }
+
+    #[inline(never)]
+    fn eval_return(&mut self, fr: &mut Frame<'p>, x: Option<ExprId>) -> R<Value> {
+        let v = match x {
+            Some(x) => {
+                let v = self.eval(fr, x)?;
+                if escapes_on_return(fr.body, x) {
+                    self.share(&v);
+                }
+                v
+            }
+            None => Value::Unit,
+        };
+        Err(Box::new(Ctrl::Return(v)))
+    }
+
+    #[inline(never)]
+    fn eval_put_owned(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        map: ExprId,
+        key: ExprId,
+        value: ExprId,
+    ) -> R<Value> {
+        let m = self.eval(fr, map)?;
+        let k = self.eval(fr, key)?;
+        let v = self.eval_stored(fr, value)?;
+        let Value::Map(mm) = &m else {
+            return Err(type_error("put on a non-map"));
+        };
+        let key_of = Key::of(&k).ok_or_else(|| type_error("map key"))?;
+        let present = mm.borrow_mut().put(key_of, k.clone(), v);
+        if present {
+            let site = self.site(fr, e);
+            self.free(&k, false, site)?;
+        }
+        Ok(m)
+    }
+
+    #[inline(never)]
+    fn eval_builder(&mut self, fr: &mut Frame<'p>, e: ExprId) -> R<Value> {
+        let body = fr.body;
+        match &body[e].kind {
             ExprKind::BuilderNew { sep } => Ok(Value::Builder(Rc::new(RefCell::new(BuilderObj {
                 text: String::new(),
                 sep: sep.as_str().into(),
@@ -635,15 +720,7 @@ impl<'p> Interp<'p> {
                 let site = self.site(fr, e);
                 Ok(Value::Str(self.new_str(text, site)))
             }
-            ExprKind::Lit(l) => Ok(lit_value(l)),
-            ExprKind::Func(f) => Ok(Value::Func(*f)),
-            // Handled in `eval`.
-            ExprKind::Local(_)
-            | ExprKind::Call { .. }
-            | ExprKind::Method { .. }
-            | ExprKind::Binary { .. }
-            | ExprKind::If { .. }
-            | ExprKind::Block { .. } => self.eval(fr, e),
+            _ => Err(type_error("builder form")),
         }
     }
 
@@ -936,51 +1013,61 @@ impl<'p> Interp<'p> {
     fn exec(&mut self, fr: &mut Frame<'p>, s: StmtId) -> R<()> {
         let body = fr.body;
         match &body[s].kind {
-            StmtKind::Expr(e) => {
-                self.eval(fr, *e)?;
-            }
-            StmtKind::Let { pat, init } => {
-                let v = self.eval(fr, *init)?;
-                let share = is_place(body, *init);
-                if !self.match_pat(fr, *pat, &v, share) {
-                    return Err(Box::new(Ctrl::Fatal(
-                        "internal error: a let pattern did not match".into(),
-                    )));
-                }
-            }
-            StmtKind::Var { local, init } => {
-                let v = self.eval(fr, *init)?;
-                if is_place(body, *init) {
-                    self.share(&v);
-                }
-                fr.set(*local, v);
-            }
-            StmtKind::Assign { local, value, old } => {
-                self.exec_assign(fr, s, *local, *value, *old)?
-            }
-            StmtKind::For { pat, iter, body: b } => self.exec_for(fr, *pat, *iter, *b)?,
-            StmtKind::While { cond, body: b } => loop {
-                if !self.eval(fr, *cond)?.as_bool() {
-                    break;
-                }
-                match self.eval(fr, *b) {
-                    Ok(_) => {}
-                    Err(c) => match *c {
-                        Ctrl::Break => break,
-                        Ctrl::Continue => continue,
-                        other => return Err(Box::new(other)),
-                    },
-                }
+            StmtKind::Expr(e) => match self.eval(fr, *e) {
+                Ok(_) => Ok(()),
+                Err(c) => Err(c),
             },
+            StmtKind::Let { pat, init } => self.exec_let(fr, *pat, *init),
+            StmtKind::Var { local, init } => self.exec_var(fr, *local, *init),
+            StmtKind::Assign { local, value, old } => self.exec_assign(fr, s, *local, *value, *old),
+            StmtKind::For { pat, iter, body: b } => self.exec_for(fr, *pat, *iter, *b),
+            StmtKind::While { cond, body: b } => self.exec_while(fr, *cond, *b),
             StmtKind::Drop(d) => {
                 let v = fr.get(d.local).clone();
                 let at = Site {
                     offset: fr.smap.stmt(s).start,
                 };
-                self.free(&v, d.deep, at)?;
+                self.free(&v, d.deep, at)
             }
         }
+    }
+
+    #[inline(never)]
+    fn exec_let(&mut self, fr: &mut Frame<'p>, pat: PatId, init: ExprId) -> R<()> {
+        let v = self.eval(fr, init)?;
+        let share = is_place(fr.body, init);
+        if !self.match_pat(fr, pat, &v, share) {
+            return Err(Box::new(Ctrl::Fatal(
+                "internal error: a let pattern did not match".into(),
+            )));
+        }
         Ok(())
+    }
+
+    #[inline(never)]
+    fn exec_var(&mut self, fr: &mut Frame<'p>, local: LocalId, init: ExprId) -> R<()> {
+        let v = self.eval(fr, init)?;
+        if is_place(fr.body, init) {
+            self.share(&v);
+        }
+        fr.set(local, v);
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn exec_while(&mut self, fr: &mut Frame<'p>, cond: ExprId, b: ExprId) -> R<()> {
+        loop {
+            if !self.eval_cond(fr, cond)? {
+                return Ok(());
+            }
+            if let Err(c) = self.eval(fr, b) {
+                match *c {
+                    Ctrl::Break => return Ok(()),
+                    Ctrl::Continue => {}
+                    other => return Err(Box::new(other)),
+                }
+            }
+        }
     }
 
     #[inline(never)]

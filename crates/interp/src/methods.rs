@@ -51,6 +51,21 @@ pub(crate) fn eval_grow<'p>(
         None => return Err(type_error("push without an argument")),
     };
     let v = it.eval(fr, a)?;
+    grow_with(it, fr, e, m, a, recv, v, consume)
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn grow_with(
+    it: &mut Interp,
+    fr: &Frame,
+    e: ExprId,
+    m: Method,
+    a: ExprId,
+    recv: Value,
+    v: Value,
+    consume: bool,
+) -> R<Value> {
     let extra = if m == Method::ListPush {
         if is_place(fr.body, a) {
             it.share(&v);
@@ -121,6 +136,23 @@ pub(crate) fn eval_method<'p>(
     }
     let recv = it.eval(fr, receiver)?;
     let args = it.eval_args(fr, arg_exprs)?;
+    apply(it, fr, e, m, receiver, arg_exprs, recv, args)
+}
+
+/// A method on evaluated receiver and arguments.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn apply<'p>(
+    it: &mut Interp<'p>,
+    fr: &mut Frame<'p>,
+    e: ExprId,
+    m: Method,
+    receiver: ExprId,
+    arg_exprs: &[ExprId],
+    recv: Value,
+    args: Vec<Value>,
+) -> R<Value> {
+    use Method::*;
     let site = it.site(fr, e);
     let v = match m {
         // ---------------------------------------------------------- lists
