@@ -33,8 +33,9 @@ pub struct Options {
     pub args: Vec<String>,
     /// Print the backend's compile times to stderr.
     pub time: bool,
-    /// Extra descriptions of allocation sites, appended to the generated
-    /// `path:line:col` site names by site id order when present.
+    /// The ownership pass's descriptions of allocation sites (`LINE:COL
+    /// what`, as `ownership::alloc_sites` gives them); sites at those
+    /// positions are named with its wording in SSPUR_GC_STATS=sites.
     pub site_names: Vec<String>,
 }
 
@@ -49,7 +50,7 @@ struct Compiled {
     /// overflow positions), and its code size.
     funcs: Vec<(FuncId, ir::FnId, u32)>,
     types: Vec<rt::helpers::types::TyDesc>,
-    sites: Vec<String>,
+    sites: Vec<lower::Site>,
     clif: String,
     times: Vec<(&'static str, Duration)>,
 }
@@ -167,6 +168,7 @@ fn compile(
                   emit_time: &mut Duration|
      -> Result<(), String> {
         *lower_time += lowered.elapsed();
+        ctx.func.name = cranelift_codegen::ir::UserFuncName::user(0, id.as_u32());
         if want_clif {
             let name = sh
                 .module
@@ -257,6 +259,9 @@ fn compile(
         dd.write_function_addr(0, r);
         sh.module.define_data(did, &dd).map_err(|e| e.to_string())?;
     }
+    if want_clif {
+        clif = name_functions(&clif, sh.module);
+    }
     let types = std::mem::take(&mut sh.types.descs);
     let sites = std::mem::take(&mut sh.sites);
     let t = Instant::now();
@@ -280,6 +285,43 @@ fn compile(
             ("codegen total", total),
         ],
     })
+}
+
+/// Replaces Cranelift's numeric function names (`u0:N`) with the declared
+/// symbol names (`%fn2_main`, `%sspur_drop`), highest numbers first so
+/// `u0:1` never matches inside `u0:12`.
+fn name_functions(text: &str, module: &JITModule) -> String {
+    let mut decls: Vec<(u32, String)> = module
+        .declarations()
+        .get_functions()
+        .map(|(id, d)| (id.as_u32(), d.linkage_name(id).into_owned()))
+        .collect();
+    decls.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut out = text.to_string();
+    for (id, name) in decls {
+        out = out.replace(&format!("u0:{id}"), &format!("%{name}"));
+    }
+    out
+}
+
+/// Site names for the runtime's reports: `path:line:col what`, with the
+/// ownership pass's wording (`LINE:COL what` entries of `described`) where
+/// it names the same position.
+fn site_names(sites: &[lower::Site], described: &[String]) -> Vec<String> {
+    let mut by_pos: HashMap<&str, &str> = HashMap::new();
+    for d in described {
+        if let Some((pos, what)) = d.split_once(' ') {
+            by_pos.entry(pos).or_insert(what);
+        }
+    }
+    sites
+        .iter()
+        .map(|s| {
+            let pos = format!("{}:{}", s.line, s.col);
+            let what = by_pos.get(pos.as_str()).copied().unwrap_or(&s.what);
+            format!("{} {what}", s.loc())
+        })
+        .collect()
 }
 
 /// The Cranelift IR of every function of the program, as text.
@@ -306,7 +348,7 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
     };
     if opts.time {
         for (what, d) in &compiled.times {
-            eprintln!("{what}: {:.3} ms", d.as_secs_f64() * 1e3);
+            eprintln!("time: {what} {:.3} ms", d.as_secs_f64() * 1e3);
         }
     }
     let Some(main) = compiled.main else {
@@ -329,16 +371,8 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
         .collect();
     rt::helpers::types::install(compiled.types.clone());
     rt::helpers::text::set_args(opts.args.clone());
-    rt::helpers::set_site_locs(compiled.sites.clone());
-    let names: Vec<String> = compiled
-        .sites
-        .iter()
-        .enumerate()
-        .map(|(i, s)| match opts.site_names.get(i) {
-            Some(extra) => format!("{s} {extra}"),
-            None => s.clone(),
-        })
-        .collect();
+    rt::helpers::set_site_locs(compiled.sites.iter().map(|s| s.loc()).collect());
+    let names = site_names(&compiled.sites, &opts.site_names);
     let main_fn = program
         .main()
         .map(|m| program.fn_span(m).start)

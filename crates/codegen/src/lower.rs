@@ -47,8 +47,8 @@ pub struct Shared<'m> {
     pub statics: HashMap<Vec<u8>, u64>,
     /// Static words `[0, 1, 2, ..]`: nullary constructor `t` is `&tags[t]`.
     pub tags: u64,
-    /// Allocation site names (`path:line:col`), indexed by site id.
-    pub sites: Vec<String>,
+    /// Allocation sites, site id `i + 1` at index `i`.
+    pub sites: Vec<Site>,
     pub path: String,
     /// Whether to compile drops (false under SSPUR_MEM=gc).
     pub drops: bool,
@@ -67,6 +67,45 @@ impl Shared<'_> {
         let a = leaked.as_ptr() as u64;
         self.statics.insert(b.to_vec(), a);
         a
+    }
+}
+
+/// Where an allocation happens and what it makes.
+#[derive(Clone, Debug)]
+pub struct Site {
+    pub path: String,
+    pub line: u32,
+    pub col: u32,
+    pub what: String,
+}
+
+impl Site {
+    /// `path:line:col`, where an `out of memory` trap at this site points.
+    pub fn loc(&self) -> String {
+        format!("{}:{}:{}", self.path, self.line, self.col)
+    }
+}
+
+/// What an allocating expression makes, for site names.
+fn site_what(kind: &ExprKind) -> String {
+    match kind {
+        ExprKind::Interp(_) => "string from interpolation".into(),
+        ExprKind::Binary { .. } => "string from +".into(),
+        ExprKind::Record { .. } => "record".into(),
+        ExprKind::Tuple(_) => "tuple".into(),
+        ExprKind::Ctor { .. } => "constructor".into(),
+        ExprKind::List(_) => "list literal".into(),
+        ExprKind::Range { .. } => "list from range".into(),
+        ExprKind::Lambda { .. } => "closure".into(),
+        ExprKind::Method { method, .. } => format!("value from {}", method.name()),
+        ExprKind::Call {
+            callee: Callee::Builtin(b),
+            ..
+        } => format!("value from {b:?}").to_lowercase(),
+        ExprKind::Index { .. } => "map lookup".into(),
+        ExprKind::PutOwnedKey { .. } => "map entries from put".into(),
+        ExprKind::BuilderFinish { .. } => "string from a builder".into(),
+        _ => "value".into(),
     }
 }
 
@@ -260,11 +299,18 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         self.static_str(s.as_bytes())
     }
 
-    /// A new allocation site for expression `e`.
+    /// A new allocation site for expression `e`: its id (1-based, 0 is
+    /// "unknown" to the runtime), named `path:line:col what`.
     fn site(&mut self, e: ExprId) -> Value {
         let span = self.prog.source_map(self.owner).expr(e);
-        let s = self.pos(span.start);
-        self.sh.sites.push(s);
+        let (line, col) = self.prog.line_col(span.start);
+        let what = site_what(&self.body[e].kind);
+        self.sh.sites.push(Site {
+            path: self.sh.path.clone(),
+            line,
+            col,
+            what,
+        });
         let id = self.sh.sites.len();
         self.iconst(id as i64)
     }
@@ -395,14 +441,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 if self.sh.drops && before.len() == 2 {
                     match old {
                         OldValue::Keep => {}
-                        OldValue::Free { deep } => self.drop_vals(&before, *deep),
+                        OldValue::Free { deep } => self.drop_vals(&before, *deep, s, *local),
                         OldValue::FreeIfMoved => {
                             let moved = self.b.ins().icmp(IntCC::NotEqual, before[0], v[0]);
                             let yes = self.b.create_block();
                             let done = self.b.create_block();
                             self.b.ins().brif(moved, yes, &[], done, &[]);
                             self.b.switch_to_block(yes);
-                            self.drop_vals(&before, false);
+                            self.drop_vals(&before, false, s, *local);
                             self.b.ins().jump(done, &[]);
                             self.b.switch_to_block(done);
                         }
@@ -433,20 +479,37 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             StmtKind::Drop(d) => {
                 if self.sh.drops && self.body[d.local].ty.is_freeable() {
                     let v = self.use_local(d.local);
-                    self.drop_vals(&v, d.deep);
+                    self.drop_vals(&v, d.deep, s, d.local);
                 }
             }
         }
         Some(())
     }
 
-    fn drop_vals(&mut self, v: &[Value], deep: bool) {
+    /// Frees a local's block at statement `s` (check mode reports name the
+    /// drop by its site: the statement, or the local when the statement was
+    /// made by the ownership pass and has no span).
+    fn drop_vals(&mut self, v: &[Value], deep: bool, s: StmtId, local: LocalId) {
         let f = if deep {
             F::sspur_drop_strs
         } else {
             F::sspur_drop
         };
-        self.rt(f, &[v[0], v[1]]);
+        let map = self.prog.source_map(self.owner);
+        let span = match map.stmt(s) {
+            sp if sp.end > sp.start => sp,
+            _ => map.local(local),
+        };
+        let (line, col) = self.prog.line_col(span.start);
+        let what = format!("drop of {}", self.body[local].name);
+        self.sh.sites.push(Site {
+            path: self.sh.path.clone(),
+            line,
+            col,
+            what,
+        });
+        let site = self.iconst(self.sh.sites.len() as i64);
+        self.rt(f, &[v[0], v[1], site]);
     }
 
     fn for_loop(&mut self, pat: PatId, iter: ExprId, body: ExprId) -> Option<()> {

@@ -37,8 +37,8 @@ rt_fns! {
     sspur_trap_key = rt::helpers::sspur_trap_key, 4, None;
     sspur_f64_rem = rt::helpers::sspur_f64_rem, 2, One;
     sspur_range = rt::helpers::sspur_range, 3, Pair;
-    sspur_drop = list::sspur_drop, 2, None;
-    sspur_drop_strs = list::sspur_drop_strs, 2, None;
+    sspur_drop = list::sspur_drop, 3, None;
+    sspur_drop_strs = list::sspur_drop_strs, 3, None;
     sspur_list_alloc = list::sspur_list_alloc, 4, One;
     sspur_list_seal = list::sspur_list_seal, 2, None;
     sspur_list_finish = list::sspur_list_finish, 2, One;

@@ -404,15 +404,15 @@ pub unsafe extern "C" fn sspur_list_join(p: u64, len: u64, s: u64, slen: u64, si
 ///
 /// # Safety
 /// `(p, len)` must be a list of strings the caller owns with its strings.
-pub unsafe extern "C" fn sspur_drop_strs(p: u64, len: u64) {
-    crate::abi::sspur_free_strs(p as *mut u8, len as usize, 0);
+pub unsafe extern "C" fn sspur_drop_strs(p: u64, len: u64, site: u32) {
+    crate::abi::sspur_free_strs(p as *mut u8, len as usize, site);
 }
 
 /// Frees a list buffer or string block at its last use (`len` 0 frees
-/// nothing: an empty value has no block).
-pub extern "C" fn sspur_drop(p: u64, len: u64) {
+/// nothing: an empty value has no block); `site` names the drop.
+pub extern "C" fn sspur_drop(p: u64, len: u64, site: u32) {
     if len != 0 {
-        mem::free_owned(p as *mut u8);
+        mem::free_owned(p as *mut u8, site);
     }
 }
 

@@ -198,7 +198,7 @@ pub unsafe extern "C" fn sspur_map_put_owned(
 ) {
     unsafe {
         if put(m, k0, k1, v0, v1, site) && k1 != 0 {
-            mem::free_owned(k0 as *mut u8);
+            mem::free_owned(k0 as *mut u8, site);
         }
     }
 }
@@ -308,5 +308,56 @@ pub unsafe extern "C" fn sspur_map_entries(m: Map, kw: u64, vw: u64, site: u32) 
             i += 1;
         });
         super::Pair(out as u64, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(m: Map) -> Vec<u64> {
+        let mut out = Vec::new();
+        unsafe { for_each(m, |k, _| out.push(k.read())) };
+        out
+    }
+
+    #[test]
+    fn insertion_order_survives_replace_remove_and_growth() {
+        unsafe {
+            let m = sspur_map_new(KEY_WORD, 0);
+            for k in [5u64, 1, 9] {
+                sspur_map_put(m, k, 0, k * 10, 0, 0);
+            }
+            sspur_map_put(m, 1, 0, 11, 0, 0);
+            assert_eq!(keys(m), [5, 1, 9], "replacing keeps the place");
+            assert_eq!(sspur_map_find(m, 1, 0).read(), 11);
+            assert_eq!(sspur_map_remove(m, 5, 0).read(), 50);
+            assert!(sspur_map_find(m, 5, 0).is_null());
+            sspur_map_put(m, 5, 0, 55, 0, 0);
+            assert_eq!(keys(m), [1, 9, 5], "a key put again goes to the end");
+            for k in 100..200u64 {
+                sspur_map_put(m, k, 0, k, 0, 0);
+            }
+            for k in 100..150u64 {
+                assert!(!sspur_map_remove(m, k, 0).is_null());
+            }
+            assert_eq!(sspur_map_len(m), 53);
+            let ks = keys(m);
+            assert_eq!(&ks[..3], [1, 9, 5]);
+            assert_eq!(ks[3..], (150..200).collect::<Vec<_>>()[..]);
+        }
+    }
+
+    #[test]
+    fn string_keys_compare_by_bytes() {
+        let (a, b) = (String::from("key"), String::from("key"));
+        unsafe {
+            let m = sspur_map_new(KEY_STR, 0);
+            sspur_map_put(m, a.as_ptr() as u64, 3, 1, 0, 0);
+            sspur_map_put(m, b.as_ptr() as u64, 3, 2, 0, 0);
+            assert_eq!(sspur_map_len(m), 1);
+            assert_eq!(sspur_map_find(m, b.as_ptr() as u64, 3).read(), 2);
+            assert!(sspur_map_find(m, a.as_ptr() as u64, 2).is_null());
+        }
     }
 }

@@ -29,9 +29,9 @@ pub(crate) fn alloc(bytes: usize, ptrs: bool, site: u32) -> *mut u8 {
     p
 }
 
-/// A free at last use (counted as such).
-pub(crate) fn free_owned(p: *mut u8) {
-    crate::abi::sspur_free(p, 0);
+/// A free at last use (counted as such); `site` names the drop.
+pub(crate) fn free_owned(p: *mut u8, site: u32) {
+    crate::abi::sspur_free(p, site);
 }
 
 /// A free of one of the runtime's own temporaries.
