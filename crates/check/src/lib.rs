@@ -40,10 +40,19 @@ pub use render::render_diagnostics;
 /// and a source map with absolute spans.
 pub fn check_source(text: &str) -> Result<ir::Program, Vec<Diagnostic>> {
     let (file, parse_diags) = syntax::parse(text);
+    // All bodies on one large-stack thread (see `lower_body`).
+    body::with_big_stack(|| check_file(text, &file, parse_diags))
+}
+
+fn check_file(
+    text: &str,
+    file: &ast::SourceFile,
+    parse_diags: Vec<Diagnostic>,
+) -> Result<ir::Program, Vec<Diagnostic>> {
     if !parse_diags.is_empty() {
         return Err(sorted(parse_diags));
     }
-    let (items, fn_spans, mut diags) = lower_items(&file);
+    let (items, fn_spans, mut diags) = lower_items(file);
     let mut bodies = Vec::new();
     let mut maps = Vec::new();
     let fns: Vec<&ast::FnDef> = file
@@ -55,7 +64,7 @@ pub fn check_source(text: &str) -> Result<ir::Program, Vec<Diagnostic>> {
         })
         .collect();
     for ((id, _), def) in items.fns.iter().zip(fns) {
-        let (b, m, d) = lower_body(&items, id, def);
+        let (b, m, d) = body::lower_body_here(&items, id, def);
         bodies.push(Arc::new(b));
         maps.push(Arc::new(m));
         diags.extend(d);
