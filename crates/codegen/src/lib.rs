@@ -42,6 +42,10 @@ pub struct Options {
 /// Stack of the program thread: what LANGUAGE.md promises plus slack.
 const PROGRAM_STACK: usize = (1 << 30) + (64 << 20);
 
+/// Where `emit clif` pretends static data lives, so its output does not
+/// depend on the addresses of one process.
+const FAKE_STATIC_BASE: u64 = 0x5000_0000;
+
 /// A compiled program, ready to run.
 struct Compiled {
     module: JITModule,
@@ -146,10 +150,15 @@ fn compile(
         lambda_count: 0,
         types: Default::default(),
         statics: HashMap::new(),
-        tags: tags.as_ptr() as u64,
+        tags: if want_clif {
+            FAKE_STATIC_BASE
+        } else {
+            tags.as_ptr() as u64
+        },
         sites: Vec::new(),
         path: path.to_string(),
         drops,
+        fake_statics: want_clif,
     };
     let mut ctx = sh.module.make_context();
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
@@ -296,7 +305,7 @@ fn name_functions(text: &str, module: &JITModule) -> String {
         .get_functions()
         .map(|(id, d)| (id.as_u32(), d.linkage_name(id).into_owned()))
         .collect();
-    decls.sort_by(|a, b| b.0.cmp(&a.0));
+    decls.sort_by_key(|d| std::cmp::Reverse(d.0));
     let mut out = text.to_string();
     for (id, name) in decls {
         out = out.replace(&format!("u0:{id}"), &format!("%{name}"));

@@ -52,6 +52,8 @@ pub struct Shared<'m> {
     pub path: String,
     /// Whether to compile drops (false under SSPUR_MEM=gc).
     pub drops: bool,
+    /// For printing only: static data gets stable made-up addresses.
+    pub fake_statics: bool,
 }
 
 impl Shared<'_> {
@@ -61,6 +63,11 @@ impl Shared<'_> {
             return 0;
         }
         if let Some(&a) = self.statics.get(b) {
+            return a;
+        }
+        if self.fake_statics {
+            let a = 0x6000_0000 + 0x1000 * self.statics.len() as u64;
+            self.statics.insert(b.to_vec(), a);
             return a;
         }
         let leaked: &'static [u8] = Box::leak(b.to_vec().into_boxed_slice());
