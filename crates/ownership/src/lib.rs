@@ -16,6 +16,31 @@
 //!
 //! The pass never changes what a program computes: when unsure, it does not
 //! free.
+//!
+//! Decisions where the rules leave room:
+//! - The split family (`chars`, `split`, `words`, `lines`) returns a fresh
+//!   list whose pieces are views, so its receiver escapes; `fold`'s initial
+//!   value escapes (it becomes the accumulator the function may return),
+//!   and so does `get_or`'s default.
+//! - `match` on a value escapes it, even with only literal patterns.
+//! - `read_file` and `read_stdin` make fresh strings; `args()` does not
+//!   (the runtime may keep its list).
+//! - A var escaping only in statements after its last update (e.g.
+//!   `s := s + ..` in a loop, then `s.take(3)`) still frees the values its
+//!   updates replace; only its last value stays on the collector.
+//! - An assignment inside an operand of a larger expression (where an
+//!   earlier operand may already hold the old value) makes its var unowned,
+//!   as does assigning a var inside a `for` over it.
+//! - A temporary list made by `xs.map(|x| "<fresh>")` and read only by
+//!   join, len, is_empty, contains, interpolation or print owns its strings
+//!   and is freed deeply.
+//! - Consumed keys: an owned `let` string whose last use (not inside a loop
+//!   of its block) is a `put` key, or a fresh unnamed key expression.
+//! - To keep evaluation order, hoisting a temporary out of a call also
+//!   binds the operands evaluated before it (names and literals excepted).
+//! - `x := x.push(..)` keeps exactly that shape (temporaries of its
+//!   arguments are bound around the statement) so both backends can tell
+//!   whether the buffer moved.
 
 mod decide;
 mod report;
