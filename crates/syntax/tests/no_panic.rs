@@ -2,8 +2,8 @@
 //! random token soups, and mutations (delete, insert, duplicate, swap of
 //! ranges) of every `.ssp` file in the repository's examples/,
 //! tests/programs/, tests/errors/ and this crate's tests/data/ (read at test
-//! time). Also checked: diagnostics lie inside the text, and a parse without
-//! diagnostics contains no error node.
+//! time). Also checked: token, node and diagnostic spans lie inside the
+//! text, and a parse without diagnostics contains no error node.
 //!
 //! Cases per run: 6,000 random strings + 6,000 token soups + 12,000
 //! mutations = 24,000 (`SSPUR_FUZZ_SCALE=10` multiplies them).
@@ -46,8 +46,23 @@ fn check(text: &str) {
         );
         assert!(!d.message.is_empty());
     }
+    let dump = syntax::dump::dump(&file);
+    // Every line but a string's `text` part ends with its node's span.
+    for line in dump
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("text "))
+    {
+        let Some((_, span)) = line.rsplit_once(" @") else {
+            continue;
+        };
+        let (s, e) = span.split_once("..").expect("span in dump");
+        let (s, e): (u32, u32) = (s.parse().expect("start"), e.parse().expect("end"));
+        assert!(
+            s <= e && e <= len,
+            "node span {s}..{e} outside text of length {len}: {line}"
+        );
+    }
     if diags.is_empty() {
-        let dump = syntax::dump::dump(&file);
         assert!(
             !dump.lines().any(|l| l.trim_start().starts_with("error @")),
             "error node without a diagnostic:\n{dump}"
