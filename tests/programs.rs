@@ -367,3 +367,66 @@ fn drop_checker_cases() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+// ---------------------------------------------------------------- oracle
+
+/// (body of `main`, blocks allocated, blocks never shared)
+const ORACLE_CASES: &[(&str, u64, u64)] = &[
+    // One fresh list, only read.
+    ("let xs = [1, 2, 3]\nprint(xs.len)", 1, 1),
+    // An alias is a second reference.
+    ("let xs = [1, 2]\nlet ys = xs\nprint(ys)", 1, 0),
+    // A view shares its source's block.
+    ("let s = \"a{1}\"\nlet t = s.take(1)\nprint(t)", 1, 0),
+    // Temporaries: the list literal and the interpolated string.
+    ("print(\"{[1, 2]}\")", 2, 2),
+    // Empty values (an empty view makes no reference) and literals have
+    // no block.
+    (
+        "let e = [1].take(0)\nlet s = \"lit\"\nprint(\"{e.len}\")",
+        2,
+        2,
+    ),
+    // `x := x.push(..)` grows in place without sharing: capacity 4, then 10.
+    (
+        "var xs = []\nfor i in 0..5 {\n    xs := xs.push(i)\n}\nprint(xs.len)",
+        2,
+        2,
+    ),
+    // Growing someone else's list in place shares its buffer.
+    ("let a = [1].push(2)\nlet b = a.push(3)\nprint(b.len)", 2, 1),
+    // Storing a local's string in a record or list shares it; a fresh one
+    // moves.
+    ("let s = \"x{1}\"\nlet xs = [s, \"y{2}\"]\nprint(xs)", 3, 2),
+    // Passing to a parameter borrows; returning the parameter shares.
+    ("let xs = [1]\nprint(id(xs))", 1, 0),
+    ("let xs = [1]\nprint(xs.len)\nprint(xs)", 1, 1),
+];
+
+#[test]
+fn oracle_cases() {
+    let mut failures = Vec::new();
+    for (i, &(main, alloc, never)) in ORACLE_CASES.iter().enumerate() {
+        let body: String = main.lines().map(|l| format!("    {l}\n")).collect();
+        let src =
+            format!("fn id(xs: List[Int]) -> List[Int] {{\n    xs\n}}\n\nfn main() {{\n{body}}}\n");
+        let program = match check::check_source(&src) {
+            Ok(p) => p,
+            Err(d) => {
+                failures.push(format!(
+                    "case {i} does not check:\n{}",
+                    check::render_diagnostics("t.ssp", &src, &d)
+                ));
+                continue;
+            }
+        };
+        let (_, err, outcome) = run_checked(&program);
+        let report = outcome.oracle.expect("oracle report");
+        if report.allocated != alloc || report.never_shared != never || !err.is_empty() {
+            failures.push(format!(
+                "case {i}: {report} (expected {alloc} allocated, {never} never shared) {err}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1159,8 +1159,12 @@ impl<'p> Interp<'p> {
                 .collect(),
             _ => return Err(type_error("for over a non-list")),
         };
-        drop(v);
         for x in items {
+            // The loop reads the list on every iteration: a drop inside
+            // the body is a use after free from the next one on.
+            if self.check {
+                self.check_live(&v)?;
+            }
             self.match_pat(fr, pat, &x, true);
             match self.eval(fr, b) {
                 Ok(_) => {}
