@@ -354,6 +354,11 @@ fn traps() {
             &[],
             "stack overflow at {}:1:4",
         ),
+        (
+            "fn main() {\n    print(deep(0))\n}\n\nfn deep(n: Int) -> Int {\n    let s = \"{n}\"\n    s.len + deep(n + 1)\n}\n",
+            &[],
+            "stack overflow at {}:5:4",
+        ),
     ];
     let dir = std::env::temp_dir().join(format!("sspur-native-traps-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

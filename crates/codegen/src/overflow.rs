@@ -1,8 +1,8 @@
 //! The `stack overflow` trap: a SIGSEGV handler on an alternate signal
 //! stack recognises a fault in the program thread's stack guard region and
 //! traps at the name of the function whose frame overflowed (found from the
-//! faulting PC, or by walking frame pointers when the fault is in runtime
-//! code). Any other fault falls through to the default action.
+//! faulting PC, or from the nearest return address into compiled code when
+//! the fault is in runtime code). Any other fault falls through to the default action.
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -78,40 +78,36 @@ fn stack_bounds() -> (usize, usize) {
     }
 }
 
-/// The location to report for a fault at `pc` with frame pointer `fp`.
-fn locate(table: &Table, pc: usize, mut fp: usize) -> &str {
+/// The location to report for a fault at `pc` with stack pointer `sp`:
+/// the JIT function holding `pc`, or else (a fault inside runtime code,
+/// which keeps no frame pointers) the JIT function of the nearest return
+/// address above `sp`, which is the innermost compiled caller.
+fn locate(table: &Table, pc: usize, sp: usize) -> &str {
     let find = |a: usize| {
         table
             .ranges
             .iter()
-            .find(|(s, e, _)| a >= *s && a < *e)
+            .find(|(s, e, _)| a > *s && a <= *e)
             .map(|r| r.2.as_str())
     };
-    if let Some(l) = find(pc) {
-        return l;
+    if let Some(l) = table.ranges.iter().find(|(s, e, _)| pc >= *s && pc < *e) {
+        return &l.2;
     }
-    let (lo, hi) = (
-        STACK_LO.load(Ordering::Relaxed),
-        STACK_HI.load(Ordering::Relaxed),
-    );
-    for _ in 0..4096 {
-        if fp < lo || fp + 16 > hi || !fp.is_multiple_of(8) {
-            break;
-        }
-        let (next, ret) = unsafe { (*(fp as *const usize), *((fp + 8) as *const usize)) };
-        if let Some(l) = find(ret) {
+    let hi = STACK_HI.load(Ordering::Relaxed);
+    let mut a = sp & !7;
+    let end = hi.min(a.saturating_add(1 << 20));
+    while a + 8 <= end {
+        let w = unsafe { *(a as *const usize) };
+        if let Some(l) = find(w) {
             return l;
         }
-        if next <= fp {
-            break;
-        }
-        fp = next;
+        a += 8;
     }
     &table.fallback
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn pc_fp(ctx: *mut libc::c_void) -> (usize, usize) {
+fn pc_sp(ctx: *mut libc::c_void) -> (usize, usize) {
     let uc = ctx as *const libc::ucontext_t;
     unsafe {
         let g = &(*uc).uc_mcontext.gregs;
@@ -123,7 +119,7 @@ fn pc_fp(ctx: *mut libc::c_void) -> (usize, usize) {
 }
 
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-fn pc_fp(ctx: *mut libc::c_void) -> (usize, usize) {
+fn pc_sp(ctx: *mut libc::c_void) -> (usize, usize) {
     let uc = ctx as *const libc::ucontext_t;
     unsafe {
         (
@@ -137,7 +133,7 @@ fn pc_fp(ctx: *mut libc::c_void) -> (usize, usize) {
     all(target_os = "linux", target_arch = "x86_64"),
     all(target_os = "linux", target_arch = "aarch64")
 )))]
-fn pc_fp(_ctx: *mut libc::c_void) -> (usize, usize) {
+fn pc_sp(_ctx: *mut libc::c_void) -> (usize, usize) {
     (0, 0)
 }
 
@@ -147,8 +143,8 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
     let table = TABLE.load(Ordering::SeqCst);
     let in_guard = lo != 0 && addr < lo + 4096 && addr + GUARD_SLACK >= lo;
     if in_guard && !table.is_null() {
-        let (pc, fp) = pc_fp(ctx);
-        let loc = locate(unsafe { &*table }, pc, fp);
+        let (pc, sp) = pc_sp(ctx);
+        let loc = locate(unsafe { &*table }, pc, sp);
         let msg = b"stack overflow";
         rt::sspur_trap(msg.as_ptr(), msg.len(), loc.as_ptr(), loc.len());
     }
