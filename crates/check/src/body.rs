@@ -1457,7 +1457,23 @@ impl<'a> Cx<'a> {
         }
         let saved_ret = std::mem::replace(&mut self.ret, ret.clone());
         let saved_loop = std::mem::replace(&mut self.loop_depth, 0);
-        let b = self.expr_expect(body, &ret, "the lambda's result");
+        let b = if self.table.shallow(&ret) == T::Unit {
+            // A lambda expected to return Unit discards its body's value,
+            // like a Unit function does.
+            let (b, bt) = self.expr_unused(body);
+            if matches!(self.table.shallow(&bt), T::Unit | T::Never | T::Error) {
+                b
+            } else {
+                let st = self.alloc_stmt(StmtKind::Expr(b), body.span);
+                let k = ExprKind::Block {
+                    stmts: vec![st],
+                    tail: None,
+                };
+                self.alloc(k, T::Unit, body.span)
+            }
+        } else {
+            self.expr_expect(body, &ret, "the lambda's result")
+        };
         let bt = self.expr_ty(b);
         if matches!(self.table.shallow(&ret), T::Var(_)) && self.table.shallow(&bt) == T::Never {
             let _ = self.table.unify(&ret, &T::Never);
