@@ -53,8 +53,9 @@ fn fingerprint(text: &str) -> BTreeMap<String, String> {
         out.insert(
             sig.name.clone(),
             format!(
-                "fresh={} borrowed={:?}\n{}\n{:?}",
+                "fresh={} deep={} borrowed={:?}\n{}\n{:?}",
                 s.fresh_result,
+                s.deep_result,
                 s.borrowed,
                 ir::pretty::body(&a.program, f),
                 a.reasons[i]

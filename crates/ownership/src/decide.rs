@@ -427,6 +427,12 @@ impl<'a> Decider<'a> {
     /// that are not names, read only by len, is_empty, join, contains and
     /// interpolation.
     fn deep(&self, x: LocalId) -> bool {
+        self.strings_owned(x, false)
+    }
+
+    /// Every value `x` holds owns its strings, and no use of `x` hands one
+    /// out (`allow_out`: except moving the whole list out).
+    pub fn strings_owned(&self, x: LocalId, allow_out: bool) -> bool {
         if self.body.locals[x].ty != Ty::list(Ty::Str) {
             return false;
         }
@@ -483,7 +489,8 @@ impl<'a> Decider<'a> {
                     _ => false,
                 }
             }
-            _ => false,
+            Ctx::Out => allow_out,
+            _ => allow_out && u.moved_out,
         })
     }
 
@@ -531,7 +538,31 @@ impl<'a> Decider<'a> {
 
     /// A list whose strings are all owned by it.
     pub fn owns_strings(&self, e: ExprId) -> bool {
+        if self.body[e].ty == Ty::Never {
+            return true;
+        }
         match &self.body[e].kind {
+            ExprKind::Call {
+                callee: Callee::Fn(f),
+                ..
+            } => self
+                .fn_summary(*f)
+                .is_some_and(|s| s.fresh_result && s.deep_result),
+            ExprKind::Local(x) => {
+                let out = self.facts.local(*x).is_some_and(|l| {
+                    l.uses
+                        .iter()
+                        .any(|u| u.expr == e && (u.moved_out || u.ctx == Ctx::Out))
+                });
+                out && matches!(self.own(*x), Own::Yes(_)) && self.strings_owned(*x, true)
+            }
+            ExprKind::Block { tail: Some(t), .. } => self.owns_strings(*t),
+            ExprKind::If {
+                then,
+                else_: Some(x),
+                ..
+            } => self.owns_strings(*then) && self.owns_strings(*x),
+            ExprKind::Match { arms, .. } => arms.iter().all(|a| self.owns_strings(a.body)),
             ExprKind::List(xs) => xs.iter().all(|x| self.owned_string(*x)),
             ExprKind::Method {
                 method: Method::ListMap,
@@ -604,8 +635,16 @@ pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> Summary {
         borrowed.push(why.is_none());
         why_not_borrowed.push(why);
     }
+    let deep_result = why_not_fresh.is_none()
+        && sig.ret == Ty::list(Ty::Str)
+        && body.root.is_some_and(|r| d.owns_strings(r))
+        && d.facts.returns.iter().all(|r| match &body[*r].kind {
+            ExprKind::Return(Some(v)) => d.owns_strings(*v),
+            _ => true,
+        });
     Summary {
         fresh_result: why_not_fresh.is_none(),
+        deep_result,
         why_not_fresh,
         borrowed,
         why_not_borrowed,

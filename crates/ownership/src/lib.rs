@@ -65,6 +65,8 @@ pub struct Summary {
     /// Every value the function returns is a new block nobody else holds.
     pub fresh_result: bool,
     pub why_not_fresh: Option<String>,
+    /// The result is a list of strings that owns them (see deep ownership).
+    pub deep_result: bool,
     /// Per parameter: the body only reads it (always true for parameters
     /// that are not lists or strings).
     pub borrowed: Vec<bool>,
@@ -76,13 +78,14 @@ impl Summary {
         Summary {
             fresh_result: true,
             why_not_fresh: None,
+            deep_result: true,
             borrowed: vec![true; n],
             why_not_borrowed: vec![None; n],
         }
     }
     /// The facts the fixpoint compares (reasons may differ by visit order).
-    fn key(&self) -> (bool, &[bool]) {
-        (self.fresh_result, &self.borrowed)
+    fn key(&self) -> (bool, bool, &[bool]) {
+        (self.fresh_result, self.deep_result, &self.borrowed)
     }
 }
 
@@ -236,6 +239,7 @@ fn solve(program: &Program) -> Vec<Summary> {
                 // Never climb back up: the fixpoint only removes facts.
                 let old = &summaries[i];
                 s.fresh_result &= old.fresh_result;
+                s.deep_result &= old.deep_result;
                 for (b, o) in s.borrowed.iter_mut().zip(&old.borrowed) {
                     *b &= *o;
                 }
@@ -425,6 +429,8 @@ pub fn emit_summaries(a: &Analysis) -> String {
         };
         let result = if !sig.ret.is_freeable() {
             "-".to_string()
+        } else if s.fresh_result && s.deep_result && sig.ret == ir::Ty::list(ir::Ty::Str) {
+            "fresh, owns its strings".to_string()
         } else if s.fresh_result {
             "fresh".to_string()
         } else {

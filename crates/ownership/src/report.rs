@@ -262,8 +262,11 @@ impl Reporter<'_> {
                 }
             }
             Ctx::Escape(why) => {
-                if let Some(x) = self.deep_owner(top).or_else(|| self.deep_map_owner(top)) {
+                if let Some(x) = self.deep_map_owner(top) {
                     return format!("freed with {x}, which owns its strings");
+                }
+                if let Some(f) = self.deep_owner(top, depth) {
+                    return f;
                 }
                 if let Some(at) = self.deep_temp_owner(top) {
                     return format!(
@@ -407,7 +410,7 @@ impl Reporter<'_> {
 
     /// The deep list that owns a string stored by `x := x.push(s)` or in
     /// the list literal of its declaration.
-    fn deep_owner(&self, e: ExprId) -> Option<String> {
+    fn deep_owner(&self, e: ExprId, depth: u32) -> Option<String> {
         let d = self.d;
         let p = d.facts.exprs.get(e)?.parent?;
         let pf = d.facts.exprs.get(p)?;
@@ -425,8 +428,18 @@ impl Reporter<'_> {
         if !d.owned_string(e) {
             return None;
         }
+        let name = d.local_name(x);
         match d.own(x) {
-            Own::Yes(End::Drop { deep: true, .. }) => Some(d.local_name(x)),
+            Own::Yes(End::Drop { deep: true, .. }) => {
+                Some(format!("freed with {name}, which owns its strings"))
+            }
+            Own::Yes(End::MovedOut) if d.strings_owned(x, true) => {
+                let block = d.facts.local(x)?.decl.as_ref()?.block;
+                Some(format!(
+                    "owned by {name}, a list that owns its strings, which is {}",
+                    self.value_fate(block, depth + 1)
+                ))
+            }
             _ => None,
         }
     }
