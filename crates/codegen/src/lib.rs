@@ -218,9 +218,7 @@ fn compile(
         while let Some(l) = sh.lambdas.pop() {
             let t = Instant::now();
             let body = program.body(l.owner);
-            let ir::Ty::Fn(ps, r) = body[l.expr].ty.clone() else {
-                continue;
-            };
+            let (ps, r) = lower::lambda_sig(body, l.expr);
             ctx.func.signature = signature(call_conv, true, &ps, &r);
             let b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
             Lowerer::new(&mut sh, program, l.owner, b, &r).lambda(l.expr);

@@ -77,6 +77,24 @@ impl Shared<'_> {
     }
 }
 
+/// Parameter and result types of a lambda: from its function type, or
+/// from its parameters and body should the type be missing.
+pub fn lambda_sig(body: &Body, e: ExprId) -> (Vec<Ty>, Ty) {
+    match (&body[e].ty, &body[e].kind) {
+        (Ty::Fn(ps, r), _) => (ps.to_vec(), (**r).clone()),
+        (
+            _,
+            ExprKind::Lambda {
+                params, body: b, ..
+            },
+        ) => (
+            params.iter().map(|p| body[*p].ty.clone()).collect(),
+            body[*b].ty.clone(),
+        ),
+        _ => (Vec::new(), Ty::Unit),
+    }
+}
+
 /// Where an allocation happens and what it makes.
 #[derive(Clone, Debug)]
 pub struct Site {
@@ -978,9 +996,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     }
 
     fn declare_lambda(&mut self, e: ExprId) -> FuncId {
-        let Ty::Fn(ps, r) = self.body[e].ty.clone() else {
-            unreachable!("lambda of non-function type")
-        };
+        let (ps, r) = lambda_sig(self.body, e);
         let sig = signature(self.sh.call_conv, true, &ps, &r);
         let n = self.sh.lambda_count;
         self.sh.lambda_count += 1;
