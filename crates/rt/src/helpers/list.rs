@@ -285,17 +285,34 @@ pub unsafe extern "C" fn sspur_list_contains(p: u64, len: u64, x: *const u64, t:
 }
 
 /// Index of the least (`want_max == 0`) or greatest element, first on
-/// ties; the caller has checked that the list is not empty.
+/// ties (F64 by IEEE `<`/`>`, so a NaN is never chosen over a number it
+/// follows); the caller has checked that the list is not empty.
 ///
 /// # Safety
 /// `(p, len)` must be a live non-empty list of type-`t` elements.
 pub unsafe extern "C" fn sspur_list_extreme(p: u64, len: u64, t: u32, want_max: u64) -> u64 {
     with_table(|table| {
         let w = types::words(&table[t as usize]);
+        let is_f64 = matches!(table[t as usize], TyDesc::F64);
         let mut best = 0;
         for i in 1..len as usize {
-            let o = unsafe { types::cmp(table, t, elem(p, i, w), elem(p, best, w)) };
-            let better = if want_max != 0 { o.is_gt() } else { o.is_lt() };
+            let (x, b) = (elem(p, i, w), elem(p, best, w));
+            let better = if is_f64 {
+                // IEEE comparisons, as `<` and `>` do: a NaN never wins.
+                let (x, b) = unsafe { (f64::from_bits(x.read()), f64::from_bits(b.read())) };
+                if want_max != 0 {
+                    x > b
+                } else {
+                    x < b
+                }
+            } else {
+                let o = unsafe { types::cmp(table, t, x, b) };
+                if want_max != 0 {
+                    o.is_gt()
+                } else {
+                    o.is_lt()
+                }
+            };
             if better {
                 best = i;
             }
