@@ -4,6 +4,7 @@
 //! run time. `SSPUR_FUZZ_CASES` sets the number of cases per property.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
@@ -41,11 +42,24 @@ fn cases() -> u32 {
         .unwrap_or(256)
 }
 
+static PARSED: AtomicUsize = AtomicUsize::new(0);
+static CHECKED: AtomicUsize = AtomicUsize::new(0);
+
 /// Parses and checks; rendering the diagnostics must not panic either.
+/// Counts inputs that parse and inputs that also check.
 fn run(text: &str) {
-    let _ = syntax::parse(text);
-    if let Err(diags) = check::check_source(text) {
-        let _ = check::render_diagnostics("fuzz.ssp", text, &diags);
+    let (_, parse_diags) = syntax::parse(text);
+    if parse_diags.is_empty() {
+        PARSED.fetch_add(1, Ordering::Relaxed);
+    }
+    match check::check_source(text) {
+        Ok(p) => {
+            CHECKED.fetch_add(1, Ordering::Relaxed);
+            let _ = ir::pretty::program(&p);
+        }
+        Err(diags) => {
+            let _ = check::render_diagnostics("fuzz.ssp", text, &diags);
+        }
     }
 }
 
@@ -168,26 +182,165 @@ fn edit() -> impl Strategy<Value = Edit> {
     ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+/// Runs a property over `cases()` inputs and reports how many ran (a
+/// panic in the front end fails the test with the shrunk input).
+fn fuzz<S: Strategy>(what: &str, strategy: S, f: impl Fn(S::Value) -> String)
+where
+    S::Value: std::fmt::Debug,
+{
+    let config = ProptestConfig {
+        cases: cases(),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let ran = AtomicUsize::new(0);
+    let (p0, c0) = (
+        PARSED.load(Ordering::Relaxed),
+        CHECKED.load(Ordering::Relaxed),
+    );
+    let result = runner.run(&strategy, |input| {
+        ran.fetch_add(1, Ordering::Relaxed);
+        let text = f(input);
+        run(&text);
+        Ok(())
+    });
+    let n = ran.load(Ordering::Relaxed);
+    // Other tests run in parallel, so the two counts are approximate.
+    let parsed = PARSED.load(Ordering::Relaxed) - p0;
+    let checked = CHECKED.load(Ordering::Relaxed) - c0;
+    eprintln!(
+        "{what}: {n} inputs through parse + check_source (about {parsed} parsed, {checked} checked)"
+    );
+    if let Err(e) = result {
+        panic!("{what}: {e}");
+    }
+}
 
-    #[test]
-    fn mutated_corpus_never_panics(pick in any::<usize>(), edits in prop::collection::vec(edit(), 1..8)) {
+#[test]
+fn mutated_corpus_never_panics() {
+    let strategy = (any::<usize>(), prop::collection::vec(edit(), 1..8));
+    fuzz("mutated corpus", strategy, |(pick, edits)| {
         let c = corpus();
-        let text = apply(&c[pick % c.len()], &edits);
-        run(&text);
-    }
+        apply(&c[pick % c.len()], &edits)
+    });
+}
 
-    #[test]
-    fn token_soup_never_panics(toks in prop::collection::vec(any::<usize>(), 0..200)) {
-        let text: String = toks.iter().map(|t| TOKENS[t % TOKENS.len()]).collect::<Vec<_>>().join(" ");
-        run(&text);
+/// Byte ranges of the words (identifiers, keywords, numbers) of a text.
+fn words(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push((start, i));
+        } else {
+            i += 1;
+        }
     }
+    out
+}
 
-    #[test]
-    fn arbitrary_text_never_panics(text in any::<String>()) {
-        run(&text);
-    }
+/// Replacements that keep the syntax plausible but change meaning.
+const WORDS: &[&str] = &[
+    "x",
+    "xs",
+    "n",
+    "s",
+    "m",
+    "acc",
+    "len",
+    "map",
+    "filter",
+    "fold",
+    "push",
+    "get",
+    "put",
+    "get_or",
+    "entries",
+    "sum",
+    "join",
+    "Int",
+    "Str",
+    "F64",
+    "Bool",
+    "List",
+    "Map",
+    "Option",
+    "Some",
+    "None",
+    "true",
+    "false",
+    "0",
+    "1",
+    "2.5",
+    "main",
+    "print",
+    "empty_map",
+    "trap",
+    "let",
+    "var",
+    "return",
+    "break",
+    "Leaf",
+    "Node",
+    "sort_by",
+    "to_int",
+    "words",
+    "counts",
+];
+
+/// Replaces words of a corpus program: the result usually still parses,
+/// so this exercises the checker rather than the parser.
+#[test]
+fn word_swaps_never_panic() {
+    let strategy = (
+        any::<usize>(),
+        prop::collection::vec((any::<usize>(), any::<usize>()), 1..4),
+    );
+    fuzz("word swaps", strategy, |(pick, swaps)| {
+        let c = corpus();
+        let mut text = c[pick % c.len()].clone();
+        for (at, with) in swaps {
+            let ws = words(&text);
+            if ws.is_empty() {
+                break;
+            }
+            let (a, b) = ws[at % ws.len()];
+            // Half the time a word from the same program, else from WORDS.
+            let replacement = if with % 2 == 0 {
+                let (x, y) = ws[(with / 2) % ws.len()];
+                text[x..y].to_string()
+            } else {
+                WORDS[(with / 2) % WORDS.len()].to_string()
+            };
+            text.replace_range(a..b, &replacement);
+        }
+        text
+    });
+}
+
+#[test]
+fn token_soup_never_panics() {
+    fuzz(
+        "token soup",
+        prop::collection::vec(any::<usize>(), 0..200),
+        |toks| {
+            toks.iter()
+                .map(|t| TOKENS[t % TOKENS.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    );
+}
+
+#[test]
+fn arbitrary_text_never_panics() {
+    fuzz("arbitrary text", any::<String>(), |text| text);
 }
 
 /// Every corpus program unchanged, and each with every single line deleted
@@ -195,6 +348,10 @@ proptest! {
 #[test]
 fn corpus_line_deletions_never_panic() {
     let mut n = 0usize;
+    let (p0, c0) = (
+        PARSED.load(Ordering::Relaxed),
+        CHECKED.load(Ordering::Relaxed),
+    );
     for text in corpus() {
         run(text);
         let lines: Vec<&str> = text.lines().collect();
@@ -209,7 +366,9 @@ fn corpus_line_deletions_never_panic() {
             n += 1;
         }
     }
-    eprintln!("line-deletion sweep: {n} programs");
+    let parsed = PARSED.load(Ordering::Relaxed) - p0;
+    let checked = CHECKED.load(Ordering::Relaxed) - c0;
+    eprintln!("line-deletion sweep: {n} programs (about {parsed} parsed, {checked} checked)");
 }
 
 /// Deep nesting stays within the parser's limit and never overflows.
