@@ -247,6 +247,11 @@ impl Walker<'_> {
                                 let why = s
                                     .and_then(|s| s.why_not_borrowed.get(i).cloned().flatten())
                                     .unwrap_or_else(|| "it keeps it".into());
+                                // One level of the callee's reason keeps the chain short.
+                                let why = match why.find(" (") {
+                                    Some(i) => why[..i].to_string(),
+                                    None => why,
+                                };
                                 let pname = self.items.fns[f]
                                     .params
                                     .get(i)
