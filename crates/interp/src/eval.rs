@@ -55,6 +55,27 @@ fn no_body(prog: &Program, f: FnId) -> Box<Ctrl> {
 }
 
 impl<'p> Frame<'p> {
+    /// A closure's frame with captures and arguments bound, and the
+    /// lambda's body.
+    #[inline(never)]
+    fn for_closure(
+        prog: &'p Program,
+        c: &Closure,
+        args: Vec<Value>,
+    ) -> Option<(Frame<'p>, ExprId)> {
+        let mut fr = Frame::new(prog, c.fn_id);
+        let ExprKind::Lambda { params, body, .. } = &fr.body[c.lambda].kind else {
+            return None;
+        };
+        for (l, v) in c.captures.iter() {
+            fr.set(*l, v.clone());
+        }
+        for (p, a) in params.iter().zip(args) {
+            fr.set(*p, a);
+        }
+        Some((fr, *body))
+    }
+
     #[inline(never)]
     fn with_args(prog: &'p Program, f: FnId, args: Vec<Value>) -> Frame<'p> {
         let mut fr = Frame::new(prog, f);
@@ -339,33 +360,26 @@ impl<'p> Interp<'p> {
     pub(crate) fn call_value(&mut self, f: &Value, args: Vec<Value>) -> R<Value> {
         match f {
             Value::Func(id) => self.call_fn(*id, args),
-            Value::Closure(c) => {
-                let c = c.clone();
-                let mut fr = Frame::new(self.prog, c.fn_id);
-                let ExprKind::Lambda { params, body, .. } = &fr.body[c.lambda].kind else {
-                    return Err(Box::new(Ctrl::Fatal(
-                        "internal error: closure without a lambda".into(),
-                    )));
-                };
-                let (params, body) = (params, *body);
-                if let Some(c) = self.enter(fr.smap.expr(c.lambda).start) {
-                    return Err(c);
-                }
-                for (l, v) in c.captures.iter() {
-                    fr.set(*l, v.clone());
-                }
-                for (p, a) in params.iter().zip(args) {
-                    fr.set(*p, a);
-                }
-                let r = self.eval(&mut fr, body);
-                let r = self.finish_call(&fr, body, r);
-                self.depth -= 1;
-                r
-            }
+            Value::Closure(c) => self.call_closure(c.clone(), args),
             _ => Err(Box::new(Ctrl::Fatal(
                 "internal error: call of a value that is not a function".into(),
             ))),
         }
+    }
+
+    #[inline(never)]
+    fn call_closure(&mut self, c: Rc<Closure>, args: Vec<Value>) -> R<Value> {
+        let (mut fr, body) = match Frame::for_closure(self.prog, &c, args) {
+            Some(x) => x,
+            None => return Err(type_error("closure without a lambda")),
+        };
+        if let Some(c) = self.enter(fr.smap.expr(c.lambda).start) {
+            return Err(c);
+        }
+        let r = self.eval(&mut fr, body);
+        let r = self.finish_call(&fr, body, r);
+        self.depth -= 1;
+        r
     }
 
     // ------------------------------------------------------------ expressions
@@ -768,6 +782,13 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(never)]
+    fn eval_call_indirect(&mut self, fr: &mut Frame<'p>, c: ExprId, args: &[ExprId]) -> R<Value> {
+        let f = self.eval(fr, c)?;
+        let vals = self.eval_args(fr, args)?;
+        self.call_value(&f, vals)
+    }
+
+    #[inline(never)]
     fn eval_call_other(
         &mut self,
         fr: &mut Frame<'p>,
@@ -780,11 +801,7 @@ impl<'p> Interp<'p> {
                 let vals = self.eval_args(fr, args)?;
                 self.call_fn(*f, vals)
             }
-            Callee::Value(c) => {
-                let f = self.eval(fr, *c)?;
-                let vals = self.eval_args(fr, args)?;
-                self.call_value(&f, vals)
-            }
+            Callee::Value(c) => self.eval_call_indirect(fr, *c, args),
             Callee::Builtin(b) => {
                 let vals = self.eval_args(fr, args)?;
                 self.eval_builtin(fr, e, *b, vals)
