@@ -1,7 +1,7 @@
 //! Differential tests of the native backend: every program of
 //! tests/programs, tests/ownership and examples/ runs natively in four modes
-//! (default, SSPUR_MEM=gc, SSPUR_MEM=check under collector stress, and
-//! default under SSPUR_GC_STRESS) and must match its expected stdout, stderr
+//! (default, SSPUR_MEM=gc, SSPUR_MEM=check, also under collector stress so
+//! its audits run, and default under SSPUR_GC_STRESS) and must match its expected stdout, stderr
 //! and exit code byte for byte, and the interpreter's; the native count of
 //! blocks freed at last use must equal the interpreter's drop count.
 //!
@@ -257,15 +257,30 @@ fn native_gc_mode() {
     assert_none("SSPUR_MEM=gc", failures);
 }
 
-/// Check mode audits at every collection, so it runs under stress: any
-/// unsound free or write after free prints a report and fails the match.
+/// Check mode: frees fill and quarantine; a double free aborts.
 #[test]
-fn native_check_mode_under_stress() {
-    let env = [("SSPUR_MEM", "check"), ("SSPUR_GC_STRESS", STRESS_KB)];
+fn native_check_mode() {
+    let env = [("SSPUR_MEM", "check")];
     let failures = each_case(|case| {
         compare(
             case,
             "SSPUR_MEM=check",
+            &run_native(&case.path, &case.args, &case.stdin, &env),
+        )
+    });
+    assert_none("SSPUR_MEM=check", failures);
+}
+
+/// Check mode audits at every collection, so it also runs under stress:
+/// any unsound free or write after free prints a report and fails the
+/// match.
+#[test]
+fn native_check_mode_audits_under_stress() {
+    let env = [("SSPUR_MEM", "check"), ("SSPUR_GC_STRESS", STRESS_KB)];
+    let failures = each_case(|case| {
+        compare(
+            case,
+            "SSPUR_MEM=check + stress",
             &run_native(&case.path, &case.args, &case.stdin, &env),
         )
     });
