@@ -122,3 +122,66 @@ pub(crate) fn show_inner(items: &ItemTree, v: &Value, out: &mut String) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::value::{Key, ListBuf, ListVal, MapObj, Meta, StrVal};
+
+    fn s(text: &str) -> Value {
+        Value::Str(StrVal::unowned(text))
+    }
+
+    fn list(items: Vec<Value>) -> Value {
+        let len = items.len();
+        Value::List(ListVal {
+            buf: Some(Rc::new(ListBuf {
+                cap: len,
+                items: RefCell::new(items),
+                meta: Meta::none(),
+            })),
+            start: 0,
+            len,
+        })
+    }
+
+    #[test]
+    fn shows_values_as_interpolation_does() {
+        let mut map = MapObj::default();
+        map.put(Key::Str("a".into()), s("a"), Value::Int(1));
+        map.put(Key::Str("b\n".into()), s("b\n"), Value::F64(0.5));
+        let cases: Vec<(Value, &str)> = vec![
+            (Value::Int(-42), "-42"),
+            (Value::F64(3.0), "3"),
+            (Value::F64(0.1), "0.1"),
+            (Value::F64(f64::NAN), "NaN"),
+            (Value::F64(f64::NEG_INFINITY), "-inf"),
+            (Value::F64(1e21), "1000000000000000000000"),
+            (Value::Bool(true), "true"),
+            (Value::Unit, "()"),
+            (s("top \"level\""), "top \"level\""),
+            (list(vec![s("a\"b"), s("é\t")]), "[\"a\\\"b\", \"é\\t\"]"),
+            (list(vec![]), "[]"),
+            (
+                Value::Tuple(Rc::from(vec![Value::Int(1), s("a")])),
+                "(1, \"a\")",
+            ),
+            (Value::Some(Rc::new(s("x"))), "Some(\"x\")"),
+            (Value::None, "None"),
+            (
+                Value::Map(Rc::new(RefCell::new(map))),
+                "{\"a\": 1, \"b\\n\": 0.5}",
+            ),
+            (Value::Map(Rc::default()), "{}"),
+        ];
+        let items = ItemTree::default();
+        for (v, want) in cases {
+            let mut got = String::new();
+            show(&items, &v, &mut got);
+            assert_eq!(got, want);
+        }
+    }
+}

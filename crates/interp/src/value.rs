@@ -260,3 +260,53 @@ impl Value {
         matches!(self, Value::Bool(true))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(m: &MapObj) -> Vec<i64> {
+        m.iter().map(|(k, _)| k.as_int()).collect()
+    }
+
+    fn put(m: &mut MapObj, k: i64, v: i64) -> bool {
+        m.put(Key::Int(k), Value::Int(k), Value::Int(v))
+    }
+
+    #[test]
+    fn maps_keep_insertion_order() {
+        let mut m = MapObj::default();
+        for k in [3, 1, 2] {
+            assert!(!put(&mut m, k, 0));
+        }
+        // Replacing keeps the place.
+        assert!(put(&mut m, 1, 10));
+        assert_eq!(keys(&m), [3, 1, 2]);
+        assert_eq!(m.get(&Key::Int(1)).map(|(_, v)| v.as_int()), Some(10));
+        // Removing keeps the others' order; putting again goes to the end.
+        assert_eq!(m.remove(&Key::Int(3)).map(|v| v.as_int()), Some(0));
+        assert!(m.remove(&Key::Int(3)).is_none());
+        assert_eq!(keys(&m), [1, 2]);
+        put(&mut m, 3, 0);
+        assert_eq!(keys(&m), [1, 2, 3]);
+        assert_eq!(m.len(), 3);
+    }
+
+    #[test]
+    fn compaction_after_many_removals_keeps_order_and_lookups() {
+        let mut m = MapObj::default();
+        for k in 0..100 {
+            put(&mut m, k, k * 2);
+        }
+        for k in (0..100).filter(|k| k % 3 != 0) {
+            m.remove(&Key::Int(k));
+        }
+        let want: Vec<i64> = (0..100).filter(|k| k % 3 == 0).collect();
+        assert_eq!(keys(&m), want);
+        for k in &want {
+            assert_eq!(m.get(&Key::Int(*k)).map(|(_, v)| v.as_int()), Some(k * 2));
+        }
+        put(&mut m, 1, 5);
+        assert_eq!(keys(&m).last(), Some(&1));
+    }
+}
