@@ -64,10 +64,14 @@ pub unsafe extern "C" fn sspur_str_eq(a: u64, al: u64, b: u64, bl: u64) -> u64 {
     unsafe { (al == bl && bytes(a, al) == bytes(b, bl)) as u64 }
 }
 
-/// Builds a fresh list of string views.
-fn list_of(pieces: impl ExactSizeIterator<Item = Pair>, site: u32) -> Pair {
+/// Builds a fresh list of views into the string at `source`.
+fn list_of(source: u64, pieces: impl ExactSizeIterator<Item = Pair>, site: u32) -> Pair {
     let n = pieces.len() as u64;
     let out = super::list::alloc_list(n, 16, true, site) as *mut u64;
+    // Until the views are in the list, only this frame (and a Rust Vec the
+    // collector cannot see) knows the source: keep it on the stack across
+    // the allocation, which may collect.
+    std::hint::black_box(&source);
     for (i, p) in pieces.enumerate() {
         unsafe {
             out.add(2 * i).write(p.0);
@@ -92,7 +96,7 @@ pub unsafe extern "C" fn sspur_str_chars(p: u64, len: u64, site: u32) -> Pair {
         // Strings are valid UTF-8; fall back to bytes if one is not.
         std::borrow::Cow::Owned(_) => (0..b.len()).map(|i| view(&b[i..i + 1])).collect(),
     };
-    list_of(pieces.into_iter(), site)
+    list_of(p, pieces.into_iter(), site)
 }
 
 /// `s.split(sep)` (Rust's `str::split`: keeps empty pieces).
@@ -125,7 +129,7 @@ pub unsafe extern "C" fn sspur_str_split(p: u64, len: u64, s: u64, slen: u64, si
         }
         pieces.push(view(&b[start..]));
     }
-    list_of(pieces.into_iter(), site)
+    list_of(p, pieces.into_iter(), site)
 }
 
 fn is_ws(c: u8) -> bool {
@@ -143,7 +147,7 @@ pub unsafe extern "C" fn sspur_str_words(p: u64, len: u64, site: u32) -> Pair {
         .filter(|w| !w.is_empty())
         .map(view)
         .collect();
-    list_of(pieces.into_iter(), site)
+    list_of(p, pieces.into_iter(), site)
 }
 
 /// `s.lines` (Rust's `str::lines`: `\n` or `\r\n`, one trailing newline
@@ -164,7 +168,7 @@ pub unsafe extern "C" fn sspur_str_lines(p: u64, len: u64, site: u32) -> Pair {
         pieces.push(view(line));
         rest = next;
     }
-    list_of(pieces.into_iter(), site)
+    list_of(p, pieces.into_iter(), site)
 }
 
 /// `s.trim` (ASCII whitespace), a view.
