@@ -151,16 +151,18 @@ fn corpus_stats() {
             .filter(|p| p.extension().is_some_and(|x| x == "ssp"))
             .collect();
         names.sort();
-        let (mut sites, mut freed_sites, mut freed, mut never, mut alloc) = (0, 0, 0, 0, 0);
+        let (mut sites, mut freeable, mut freed_sites) = (0, 0, 0);
+        let (mut freed, mut never, mut alloc) = (0, 0, 0);
         for p in names {
             let text = fs::read_to_string(&p).unwrap();
             let Ok(program) = check::check_source(&text) else {
                 continue;
             };
             let a = ownership::analyze(&program);
-            let (s, f) = ownership::site_counts(&a);
-            sites += s;
-            freed_sites += f;
+            let c = ownership::site_counts(&a);
+            sites += c.sites;
+            freeable += c.freeable;
+            freed_sites += c.freed;
             let read = |ext: &str| fs::read_to_string(p.with_extension(ext)).ok();
             let opts = interp::Options {
                 path: p.display().to_string(),
@@ -187,7 +189,7 @@ fn corpus_stats() {
             }
         }
         println!(
-            "{dir}: {sites} allocation sites, {freed_sites} freed statically; \
+            "{dir}: {sites} allocation sites ({freeable} lists/strings), {freed_sites} freed statically; \
              blocks: {alloc} allocated, {never} never shared (oracle), {freed} freed by drops ({:.1}%)",
             100.0 * freed as f64 / never.max(1) as f64
         );

@@ -491,9 +491,24 @@ pub fn alloc_sites(a: &Analysis) -> Vec<AllocSite> {
     v
 }
 
-/// Counts for reports: (allocation sites, sites freed statically).
-pub fn site_counts(a: &Analysis) -> (usize, usize) {
+/// Counts for reports: allocation sites, those that make list buffers or
+/// string blocks (the only blocks freed early), and sites freed statically.
+pub fn site_counts(a: &Analysis) -> SiteCounts {
     let sites: Vec<_> = a.fates.iter().filter(|f| f.allocates).collect();
-    let freed = sites.iter().filter(|f| report::is_freed(&f.fate)).count();
-    (sites.len(), freed)
+    SiteCounts {
+        sites: sites.len(),
+        freeable: sites
+            .iter()
+            .filter(|f| f.what.starts_with("list ") || f.what.starts_with("string "))
+            .count(),
+        freed: sites.iter().filter(|f| report::is_freed(&f.fate)).count(),
+    }
+}
+
+/// See [`site_counts`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SiteCounts {
+    pub sites: usize,
+    pub freeable: usize,
+    pub freed: usize,
 }
