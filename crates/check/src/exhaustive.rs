@@ -223,7 +223,10 @@ fn useful(
                 .map(|r| r[1..].to_vec())
                 .collect();
             let w = useful(items, &default, rest, rest_tys, budget)?;
+            // Name a missing constructor only when the column names some;
+            // otherwise `_` says it best.
             let missing = match &all {
+                Some(_) if used.is_empty() => P::Wild,
                 Some(all) => match all.iter().find(|c| !used.contains(c)) {
                     Some(c) => {
                         let arity = field_tys(items, &ty, c).len();
