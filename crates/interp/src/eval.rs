@@ -1147,35 +1147,39 @@ impl<'p> Interp<'p> {
 
     #[inline(never)]
     fn exec_for(&mut self, fr: &mut Frame<'p>, pat: PatId, iter: ExprId, b: ExprId) -> R<()> {
-        let body = fr.body;
-        if let ExprKind::Range { lo, hi } = body[iter].kind {
-            let lo = self.eval(fr, lo)?.as_int();
-            let hi = self.eval(fr, hi)?.as_int();
-            let mut i = lo;
-            while i < hi {
-                self.match_pat(fr, pat, &Value::Int(i), false);
-                match self.eval(fr, b) {
-                    Ok(_) => {}
-                    Err(c) => match *c {
-                        Ctrl::Break => break,
-                        Ctrl::Continue => {}
-                        other => return Err(Box::new(other)),
-                    },
-                }
-                i += 1;
-            }
-            return Ok(());
+        match fr.body[iter].kind {
+            ExprKind::Range { lo, hi } => self.exec_for_range(fr, pat, lo, hi, b),
+            _ => self.exec_for_list(fr, pat, iter, b),
         }
+    }
+
+    /// `for i in lo..hi` without building the list.
+    #[inline(never)]
+    fn exec_for_range(
+        &mut self,
+        fr: &mut Frame<'p>,
+        pat: PatId,
+        lo: ExprId,
+        hi: ExprId,
+        b: ExprId,
+    ) -> R<()> {
+        let lo = self.eval(fr, lo)?.as_int();
+        let hi = self.eval(fr, hi)?.as_int();
+        let mut i = lo;
+        while i < hi {
+            self.match_pat(fr, pat, &Value::Int(i), false);
+            if self.loop_body(fr, b)? {
+                break;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn exec_for_list(&mut self, fr: &mut Frame<'p>, pat: PatId, iter: ExprId, b: ExprId) -> R<()> {
         let v = self.eval(fr, iter)?;
-        let items: Vec<Value> = match &v {
-            Value::List(l) => l.items(),
-            Value::Map(m) => m
-                .borrow()
-                .iter()
-                .map(|(k, x)| Value::Tuple(Rc::from(vec![k.clone(), x.clone()])))
-                .collect(),
-            _ => return Err(type_error("for over a non-list")),
-        };
+        let items = for_items(&v)?;
         for x in items {
             // The loop reads the list on every iteration: a drop inside
             // the body is a use after free from the next one on.
@@ -1183,16 +1187,24 @@ impl<'p> Interp<'p> {
                 self.check_live(&v)?;
             }
             self.match_pat(fr, pat, &x, true);
-            match self.eval(fr, b) {
-                Ok(_) => {}
-                Err(c) => match *c {
-                    Ctrl::Break => break,
-                    Ctrl::Continue => {}
-                    other => return Err(Box::new(other)),
-                },
+            if self.loop_body(fr, b)? {
+                break;
             }
         }
         Ok(())
+    }
+
+    /// Runs a loop body once; `Ok(true)` on `break`.
+    #[inline(never)]
+    fn loop_body(&mut self, fr: &mut Frame<'p>, b: ExprId) -> R<bool> {
+        match self.eval(fr, b) {
+            Ok(_) => Ok(false),
+            Err(c) => match *c {
+                Ctrl::Break => Ok(true),
+                Ctrl::Continue => Ok(false),
+                other => Err(Box::new(other)),
+            },
+        }
     }
 
     /// Tests `v` against `pat`, binding as it goes; `share` says `v` is read
@@ -1247,6 +1259,19 @@ impl<'p> Interp<'p> {
                 _ => false,
             },
         }
+    }
+}
+
+/// What a `for` over a list or map visits, copied out first.
+fn for_items(v: &Value) -> R<Vec<Value>> {
+    match v {
+        Value::List(l) => Ok(l.items()),
+        Value::Map(m) => Ok(m
+            .borrow()
+            .iter()
+            .map(|(k, x)| Value::Tuple(Rc::from(vec![k.clone(), x.clone()])))
+            .collect()),
+        _ => Err(type_error("for over a non-list")),
     }
 }
 

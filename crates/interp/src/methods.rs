@@ -185,23 +185,24 @@ fn apply<'p>(
         }
         ListContains => {
             let x = arg(&args, 0);
-            Value::Bool(list_of(&recv)?.items().iter().any(|y| values_eq(y, &x)))
+            Value::Bool(list_of(&recv)?.with(|ys| ys.iter().any(|y| values_eq(y, &x))))
         }
         ListSum => {
             let l = list_of(&recv)?;
             let is_f64 = elem_ty(&fr.body[receiver].ty) == Some(&Ty::F64);
-            let items = l.items();
-            if is_f64 {
-                let mut s = 0.0;
-                for x in &items {
-                    if let Value::F64(f) = x {
-                        s += f;
+            l.with(|items| {
+                if is_f64 {
+                    let mut s = 0.0;
+                    for x in items {
+                        if let Value::F64(f) = x {
+                            s += f;
+                        }
                     }
+                    Value::F64(s)
+                } else {
+                    Value::Int(items.iter().fold(0i64, |s, x| s.wrapping_add(x.as_int())))
                 }
-                Value::F64(s)
-            } else {
-                Value::Int(items.iter().fold(0i64, |s, x| s.wrapping_add(x.as_int())))
-            }
+            })
         }
         ListMin | ListMax => {
             let items = list_of(&recv)?.items();
@@ -386,16 +387,20 @@ fn apply<'p>(
             Value::Map(Rc::new(RefCell::new(map)))
         }
         ListJoin => {
-            let items = list_of(&recv)?.items();
             let sep = arg(&args, 0);
             let sep = str_of(&sep)?.as_str();
-            let mut text = String::new();
-            for (i, x) in items.iter().enumerate() {
-                if i > 0 {
-                    text.push_str(sep);
+            let text = list_of(&recv)?.with(|items| {
+                let mut text = String::new();
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        text.push_str(sep);
+                    }
+                    if let Value::Str(s) = x {
+                        text.push_str(s.as_str());
+                    }
                 }
-                text.push_str(str_of(x)?.as_str());
-            }
+                text
+            });
             Value::Str(it.new_str(text, site))
         }
         ListPush | ListConcat => unreachable_grow()?,

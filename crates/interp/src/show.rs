@@ -34,12 +34,14 @@ pub(crate) fn show_inner(items: &ItemTree, v: &Value, out: &mut String) {
         }
         Value::List(l) => {
             out.push('[');
-            for (i, x) in l.items().iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
+            l.with(|xs| {
+                for (i, x) in xs.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    show_inner(items, x, out);
                 }
-                show_inner(items, x, out);
-            }
+            });
             out.push(']');
         }
         Value::Map(m) => {

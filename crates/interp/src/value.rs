@@ -104,6 +104,14 @@ impl ListVal {
             Some(b) => b.items.borrow()[self.start..self.start + self.len].to_vec(),
         }
     }
+    /// Reads the elements in place; `f` must not run Sspur code (which
+    /// could push onto the same buffer).
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
+        match &self.buf {
+            None => f(&[]),
+            Some(b) => f(&b.items.borrow()[self.start..self.start + self.len]),
+        }
+    }
     pub(crate) fn get(&self, i: usize) -> Option<Value> {
         if i >= self.len {
             return None;
