@@ -30,8 +30,11 @@ pub fn stack_base() -> usize {
     }
 }
 
-/// Collects now. Kept out of line so that its frame, holding the spilled
-/// registers, lies inside the scanned range.
+/// Collects now. Kept out of line: the stack scan starts at this frame,
+/// so the frames of the collector proper (below it) are never scanned:
+/// they hold words read from roots and blocks by an earlier collection,
+/// stale copies that would keep garbage alive. The callee-saved registers
+/// are spilled here and marked explicitly.
 #[inline(never)]
 pub fn collect(rt: &mut Rt) {
     if rt.stack_base == 0 || rt.in_gc {
@@ -40,7 +43,9 @@ pub fn collect(rt: &mut Rt) {
     let mut regs = [0usize; 12];
     spill_callee_saved(&mut regs);
     std::hint::black_box(&mut regs);
-    collect_inner(rt, &regs);
+    let here = 0usize;
+    let sp = std::hint::black_box(&here) as *const usize as usize & !7;
+    collect_inner(rt, &regs, sp);
     std::hint::black_box(&mut regs);
 }
 
@@ -82,10 +87,8 @@ fn spill_callee_saved(regs: &mut [usize; 12]) {
 compile_error!("the Sspur collector spills callee-saved registers only on x86-64 and aarch64");
 
 #[inline(never)]
-fn collect_inner(rt: &mut Rt, regs: &[usize; 12]) {
+fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize) {
     rt.in_gc = true;
-    let here = 0usize;
-    let sp = std::hint::black_box(&here) as *const usize as usize & !7;
     prepare(rt);
     let mut stack: Vec<(usize, usize)> = Vec::new();
     let mut found: Vec<usize> = Vec::new();
@@ -270,13 +273,7 @@ fn sweep(rt: &mut Rt) {
                 while g != 0 {
                     let i = w * 64 + g.trailing_zeros() as usize;
                     g &= g - 1;
-                    #[cfg(feature = "stats-full")]
-                    {
-                        let born = page.births[i];
-                        let survived = rt.heap.alloc_seq - born;
-                        let bucket = (u64::BITS - survived.leading_zeros()) as usize;
-                        rt.heap.tier.lifetime_histogram[bucket.min(47)] += 1;
-                    }
+                    crate::heap::note_death(page, i, &mut rt.heap.tier);
                     if page.kind as usize == POINTER && page.class != LARGE {
                         let b = page.block_addr(i);
                         unsafe { std::ptr::write_bytes(b as *mut u8, 0, page.block_size) };

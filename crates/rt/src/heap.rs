@@ -9,6 +9,9 @@
 
 use std::ptr;
 
+pub use crate::tier::TierStats;
+use crate::tier::{Active, Tier};
+
 /// Bytes per page; pages are aligned to this.
 pub const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
 pub const PAGE_SHIFT: usize = 16;
@@ -88,7 +91,7 @@ pub struct Page {
     pub quarantine: [u64; BITMAP_WORDS],
     /// Allocation site per block, when sites are tracked.
     pub sites: Vec<u32>,
-    /// Allocation sequence number per block (stats-full lifetime histogram).
+    /// Birth stamp per block, 0 = not sampled (the lifetime histogram).
     pub births: Vec<u64>,
 }
 
@@ -149,41 +152,9 @@ impl ClassState {
     };
 }
 
-/// Statistics of the compile-time tiers (`stats-basic`, `stats-full`);
-/// fields a tier does not maintain stay zero.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TierStats {
-    pub fast_allocs: u64,
-    pub slow_allocs: u64,
-    pub frees: u64,
-    pub pages_committed: u64,
-    pub pages_released: u64,
-    /// Allocations per small class; the last entry counts large blocks.
-    pub class_histogram: [u64; NUM_CLASSES + 1],
-    /// Blocks by allocations survived: entry i counts lifetimes in [2^(i-1), 2^i).
-    pub lifetime_histogram: [u64; 48],
-}
-
-impl Default for TierStats {
-    fn default() -> Self {
-        TierStats::ZERO
-    }
-}
-
-impl TierStats {
-    pub const ZERO: TierStats = TierStats {
-        fast_allocs: 0,
-        slow_allocs: 0,
-        frees: 0,
-        pages_committed: 0,
-        pages_released: 0,
-        class_histogram: [0; NUM_CLASSES + 1],
-        lifetime_histogram: [0; 48],
-    };
-}
-
-/// The whole heap. One instance, owned by the runtime state.
-pub struct Heap {
+/// The whole heap: one instance of the active tier, owned by the runtime
+/// state (the benchmark makes its own, of every tier).
+pub struct Heap<T: Tier = Active> {
     pub classes: [ClassState; 2 * NUM_CLASSES],
     /// Pages with free blocks found by the last sweep, per (kind, class).
     pub partial: [Vec<u32>; 2 * NUM_CLASSES],
@@ -204,8 +175,7 @@ pub struct Heap {
     /// Bytes of committed pages and large blocks (cached ones included).
     pub committed: usize,
     pub peak: usize,
-    pub tier: TierStats,
-    pub alloc_seq: u64,
+    pub tier: T,
     pub track_sites: bool,
     /// Whether the collector may run (the stack base is known, not inside a collection).
     pub gc_ready: bool,
@@ -223,8 +193,8 @@ pub enum Order {
 
 pub const DEFAULT_ORDER: Order = Order::FreeListFirst;
 
-impl Heap {
-    pub const fn new() -> Heap {
+impl<T: Tier> Heap<T> {
+    pub const fn new() -> Heap<T> {
         Heap {
             classes: [ClassState::EMPTY; 2 * NUM_CLASSES],
             partial: [const { Vec::new() }; 2 * NUM_CLASSES],
@@ -241,8 +211,7 @@ impl Heap {
             hi: 0,
             committed: 0,
             peak: 0,
-            tier: TierStats::ZERO,
-            alloc_seq: 0,
+            tier: T::ZERO,
             track_sites: false,
             gc_ready: false,
             want_gc: false,
@@ -325,10 +294,39 @@ impl Heap {
     /// caller collects and retries).
     #[inline(always)]
     pub fn alloc(&mut self, size: usize, kind: usize, order: Order) -> *mut u8 {
-        if size <= MAX_SMALL {
+        let p = if size <= MAX_SMALL {
             self.alloc_small(kind, class_of(size), order)
         } else {
             self.alloc_large(size, kind)
+        };
+        if T::BIRTHS && !p.is_null() && self.tier.sample() {
+            self.stamp_birth(p as usize);
+        }
+        p
+    }
+
+    /// Records a sampled allocation's stamp in its page's side array.
+    #[cold]
+    #[inline(never)]
+    fn stamp_birth(&mut self, p: usize) {
+        let stamp = self.tier.birth();
+        let id = self.map_get(p);
+        if id == 0 {
+            return;
+        }
+        let page = &mut self.pages[id as usize - 1];
+        let i = page.index_of(p);
+        if let Some(b) = page.births.get_mut(i) {
+            *b = stamp;
+        }
+    }
+
+    /// Frees the allocated block holding `addr`, if any (the bare heap's
+    /// free, without the runtime's modes and counters).
+    #[inline(always)]
+    pub fn free(&mut self, addr: usize) {
+        if let Some((id, i)) = self.lookup(addr) {
+            self.free_block(id, i);
         }
     }
 
@@ -340,19 +338,18 @@ impl Heap {
         if order == Order::FreeListFirst {
             let f = cs.free;
             if f != 0 {
+                self.tier.fast(class);
                 return self.pop_free(k, kind);
             }
         }
         let p = cs.bump;
         if p + size <= cs.end {
             cs.bump = p + size;
-            #[cfg(feature = "stats-basic")]
-            {
-                self.tier.fast_allocs += 1;
-            }
+            self.tier.fast(class);
             return p as *mut u8;
         }
         if order == Order::BumpFirst && cs.free != 0 {
+            self.tier.fast(class);
             return self.pop_free(k, kind);
         }
         self.alloc_slow(kind, class)
@@ -368,28 +365,22 @@ impl Heap {
                 *(f as *mut usize) = 0;
             }
         }
-        #[cfg(feature = "stats-basic")]
-        {
-            self.tier.fast_allocs += 1;
-        }
         f as *mut u8
     }
 
     #[inline(never)]
     fn alloc_slow(&mut self, kind: usize, class: usize) -> *mut u8 {
-        #[cfg(feature = "stats-basic")]
-        {
-            self.tier.slow_allocs += 1;
-        }
         let k = kind * NUM_CLASSES + class;
         self.flush_cursor(k);
         if self.classes[k].free != 0 {
-            return self.pop_free_uncounted(k, kind);
+            self.tier.slow(class);
+            return self.pop_free(k, kind);
         }
         // A page the last sweep left with free blocks: thread them.
         while let Some(id) = self.partial[k].pop() {
             if self.thread_page(id as usize, k) {
-                return self.pop_free_uncounted(k, kind);
+                self.tier.slow(class);
+                return self.pop_free(k, kind);
             }
         }
         if self.wants_gc(PAGE_SIZE) {
@@ -409,16 +400,8 @@ impl Heap {
         cs.bump = base + size;
         cs.bump_start = base;
         cs.end = base + nblocks * size;
+        self.tier.slow(class);
         base as *mut u8
-    }
-
-    fn pop_free_uncounted(&mut self, k: usize, kind: usize) -> *mut u8 {
-        let p = self.pop_free(k, kind);
-        #[cfg(feature = "stats-basic")]
-        {
-            self.tier.fast_allocs -= 1;
-        }
-        p
     }
 
     /// Puts the free blocks of a swept page on its class's free list,
@@ -464,10 +447,6 @@ impl Heap {
     }
 
     fn alloc_large(&mut self, size: usize, kind: usize) -> *mut u8 {
-        #[cfg(feature = "stats-basic")]
-        {
-            self.tier.slow_allocs += 1;
-        }
         let Some(bytes) = size
             .checked_add(PAGE_SIZE - 1)
             .map(|s| s & !(PAGE_SIZE - 1))
@@ -485,6 +464,7 @@ impl Heap {
                 let page = &mut self.pages[id];
                 page.cached = false;
                 Page::set(&mut page.alloc, 0);
+                self.tier.slow(NUM_CLASSES);
                 return page.base as *mut u8;
             }
         }
@@ -498,6 +478,7 @@ impl Heap {
         match self.new_page(base, bytes, 1, LARGE, kind as u8, bytes / PAGE_SIZE) {
             Some(id) => {
                 Page::set(&mut self.pages[id].alloc, 0);
+                self.tier.slow(NUM_CLASSES);
                 base as *mut u8
             }
             None => {
@@ -552,7 +533,7 @@ impl Heap {
             } else {
                 Vec::new()
             },
-            births: if cfg!(feature = "stats-full") {
+            births: if T::BIRTHS {
                 vec![0; nblocks]
             } else {
                 Vec::new()
@@ -583,10 +564,7 @@ impl Heap {
         self.hi = self.hi.max(base + span);
         self.committed += span;
         self.peak = self.peak.max(self.committed);
-        #[cfg(feature = "stats-basic")]
-        {
-            self.tier.pages_committed += npages as u64;
-        }
+        self.tier.committed(npages);
         Some(id)
     }
 
@@ -618,10 +596,7 @@ impl Heap {
         }
         self.free_ids.push(id as u32);
         self.committed -= span;
-        #[cfg(feature = "stats-basic")]
-        {
-            self.tier.pages_released += (span / PAGE_SIZE) as u64;
-        }
+        self.tier.released(span / PAGE_SIZE);
     }
 
     /// Returns an empty small page's memory to the OS; its address is reused.
@@ -642,14 +617,13 @@ impl Heap {
 
     /// Frees the allocated block (page `id`, index `i`): zeroes a pointer
     /// block, pushes a small one on its LIFO list, caches or unmaps a large one.
+    #[inline(always)]
     pub fn free_block(&mut self, id: usize, i: usize) {
-        #[cfg(feature = "stats-basic")]
-        {
-            self.tier.frees += 1;
-        }
-        #[cfg(feature = "stats-full")]
-        self.record_death(id, i);
+        self.tier.free();
         let page = &mut self.pages[id];
+        if T::BIRTHS {
+            note_death(page, i, &mut self.tier);
+        }
         let base = page.block_addr(i);
         if page.class == LARGE {
             if page.kind as usize == DATA && self.cache_bytes + page.block_size <= LARGE_CACHE_LIMIT
@@ -672,29 +646,6 @@ impl Heap {
         cs.free = base;
     }
 
-    #[cfg(feature = "stats-full")]
-    pub fn record_birth(&mut self, p: usize) {
-        self.alloc_seq += 1;
-        if let Some((id, i)) = self.lookup(p) {
-            let page = &mut self.pages[id];
-            page.births[i] = self.alloc_seq;
-            let c = if page.class == LARGE {
-                NUM_CLASSES
-            } else {
-                page.class as usize
-            };
-            self.tier.class_histogram[c] += 1;
-        }
-    }
-
-    #[cfg(feature = "stats-full")]
-    pub fn record_death(&mut self, id: usize, i: usize) {
-        let born = self.pages[id].births[i];
-        let survived = self.alloc_seq - born;
-        let bucket = (u64::BITS - survived.leading_zeros()) as usize;
-        self.tier.lifetime_histogram[bucket.min(47)] += 1;
-    }
-
     /// Returns every mapping to the OS (used between tests).
     pub fn release_all(&mut self) {
         for id in 0..self.pages.len() {
@@ -715,7 +666,18 @@ impl Heap {
     }
 }
 
-impl Default for Heap {
+/// Records the death of block `i` of `page` if its birth was sampled.
+#[inline(always)]
+pub fn note_death<T: Tier>(page: &mut Page, i: usize, tier: &mut T) {
+    if let Some(b) = page.births.get_mut(i) {
+        if *b != 0 {
+            let born = std::mem::take(b);
+            tier.death(born);
+        }
+    }
+}
+
+impl<T: Tier> Default for Heap<T> {
     fn default() -> Self {
         Heap::new()
     }

@@ -11,6 +11,7 @@ mod gc;
 pub mod heap;
 mod state;
 pub mod stats;
+pub mod tier;
 
 /// String, list, map and display helpers called by compiled code (owned by
 /// the native backend's engineer; built on the core allocator API).

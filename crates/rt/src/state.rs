@@ -151,8 +151,6 @@ impl Rt {
         }
         let p = self.heap.alloc(size, kind, DEFAULT_ORDER);
         if !p.is_null() {
-            #[cfg(feature = "stats-full")]
-            self.heap.record_birth(p as usize);
             return p;
         }
         self.alloc_retry(size, kind)
@@ -178,10 +176,6 @@ impl Rt {
         self.heap.gc_ready = false;
         let p = self.heap.alloc(size, kind, DEFAULT_ORDER);
         self.heap.gc_ready = ready;
-        #[cfg(feature = "stats-full")]
-        if !p.is_null() {
-            self.heap.record_birth(p as usize);
-        }
         p
     }
 
@@ -208,9 +202,6 @@ impl Rt {
             if p.is_null() {
                 return p;
             }
-        } else {
-            #[cfg(feature = "stats-full")]
-            self.heap.record_birth(p as usize);
         }
         let Some((id, i)) = self.heap.lookup(p as usize) else {
             return p;

@@ -40,6 +40,29 @@ pub fn scrub_stack() {
     std::hint::black_box(&mut buf);
 }
 
+/// Runs `body` on a new thread, below a scrubbed stack: no frame slot the
+/// body leaves unwritten can hold a stale pointer from an earlier test (the
+/// frames above it are the thread start's, the same for every thread). The
+/// body calls [`fresh`] itself, so the runtime records this thread's stack.
+pub fn on_fresh_stack(body: fn()) {
+    let run = std::thread::Builder::new()
+        .name("fresh-stack".into())
+        .stack_size(4 << 20)
+        .spawn(move || {
+            scrub_stack();
+            call(body);
+        })
+        .expect("spawning a test thread");
+    if let Err(panic) = run.join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+#[inline(never)]
+fn call(body: fn()) {
+    body()
+}
+
 /// Allocates `n` unreachable blocks and returns their masked addresses.
 #[inline(never)]
 pub fn garbage(n: usize, size: usize, kind: u32) -> Vec<usize> {
