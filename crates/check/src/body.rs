@@ -161,6 +161,10 @@ struct Cx<'a> {
     items: &'a ItemTree,
     resolver: TypeResolver<'a>,
     ctors: HashMap<&'a str, (TypeId, u32)>,
+    /// Function names looked up so far (the first definition wins, as in
+    /// `fn_by_name`); filled lazily so a body costs nothing per function
+    /// of the program that it does not name.
+    fns: HashMap<String, Option<FnId>>,
     body: Body,
     map: BodySourceMap,
     diags: Vec<Diagnostic>,
@@ -194,6 +198,7 @@ impl<'a> Cx<'a> {
         }
         Cx {
             items,
+            fns: HashMap::new(),
             resolver: TypeResolver::from_items(items),
             ctors,
             body: Body::default(),
@@ -216,6 +221,15 @@ impl<'a> Cx<'a> {
     }
 
     // ------------------------------------------------------------ helpers
+
+    fn find_fn(&mut self, name: &str) -> Option<FnId> {
+        if let Some(f) = self.fns.get(name) {
+            return *f;
+        }
+        let f = self.items.fn_by_name(name);
+        self.fns.insert(name.to_string(), f);
+        f
+    }
 
     fn err(&mut self, span: Span, msg: impl Into<String>) {
         self.diags.push(Diagnostic::error(span, msg));
@@ -1061,7 +1075,7 @@ impl<'a> Cx<'a> {
             let t = self.local_ty(l);
             return (self.alloc(ExprKind::Local(l), t.clone(), span), t);
         }
-        if let Some(f) = self.items.fn_by_name(&name.text) {
+        if let Some(f) = self.find_fn(&name.text) {
             let sig = &self.items.fns[f];
             let t = T::func(
                 sig.params.iter().map(|(_, t)| T::from_ir(t)).collect(),
@@ -1281,7 +1295,7 @@ impl<'a> Cx<'a> {
                 .iter()
                 .any(|s| s.iter().any(|(n, _)| *n == name.text));
             if !is_local {
-                if let Some(f) = self.items.fn_by_name(&name.text) {
+                if let Some(f) = self.find_fn(&name.text) {
                     let sig = &self.items.fns[f];
                     let ps: Vec<T> = sig.params.iter().map(|(_, t)| T::from_ir(t)).collect();
                     let ret = T::from_ir(&sig.ret);

@@ -30,14 +30,19 @@ pub fn program(p: &Program) -> String {
     if !p.items.types.is_empty() {
         out.push('\n');
     }
-    let mut first = true;
-    for (id, _) in p.items.fns.iter() {
-        if !first {
-            out.push('\n');
+    let fns = with_big_stack(|| {
+        let mut fns = String::new();
+        for (i, (id, _)) in p.items.fns.iter().enumerate() {
+            if i > 0 {
+                fns.push('\n');
+            }
+            if let Some(b) = p.bodies.get(i) {
+                fns.push_str(&function_here(&p.items, id, b));
+            }
         }
-        first = false;
-        out.push_str(&body(p, id));
-    }
+        fns
+    });
+    out.push_str(&fns);
     out
 }
 
@@ -57,19 +62,43 @@ pub fn body(p: &Program, f: FnId) -> String {
 /// levels deep, so it runs on a thread with a large (reserved, not
 /// committed) stack.
 pub fn function(items: &ItemTree, f: FnId, body: &Body) -> String {
-    std::thread::scope(|scope| {
+    with_big_stack(|| function_here(items, f, body))
+}
+
+/// Runs `work` on a thread with a 256 MB stack (reserved, not committed),
+/// or on the current one if no thread can be started.
+fn with_big_stack<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    let work = std::sync::Mutex::new(Some(work));
+    let run = || {
+        let w = work.lock().ok().and_then(|mut g| g.take());
+        w.map(|w| w())
+    };
+    let on_thread = std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("sspur-pretty".into())
             .stack_size(256 << 20)
-            .spawn_scoped(scope, || function_here(items, f, body));
+            .spawn_scoped(scope, run);
         match worker {
             Ok(handle) => match handle.join() {
                 Ok(out) => out,
                 Err(panic) => std::panic::resume_unwind(panic),
             },
-            Err(_) => function_here(items, f, body),
+            Err(_) => None,
         }
-    })
+    });
+    match on_thread {
+        Some(r) => r,
+        None => {
+            let w = match work.into_inner() {
+                Ok(w) => w,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            match w {
+                Some(w) => w(),
+                None => unreachable!("the work ran on the thread"),
+            }
+        }
+    }
 }
 
 fn function_here(items: &ItemTree, f: FnId, body: &Body) -> String {
