@@ -15,7 +15,16 @@
 //! - A value-producing tail in a block whose value is unused (an `if`
 //!   without `else`, a loop body, a function returning Unit) is turned into
 //!   an expression statement, so `m.put(k, v)` can end such a block.
+//!   A lambda whose expected result is Unit discards its body's value too.
+//! - A method, field or index on a value whose type is not yet known is
+//!   resolved at the end of the body, once a later use decided the type
+//!   (`let f = |s| s.amount` then `xs.sort_by(f)`); if nothing does, the
+//!   error asks for an annotation.
 //! - Unreachable `match` arms are allowed.
+//! - No follow-on errors: a node that failed gets type `Error`, unknowns
+//!   that meet an error become errors, and nothing is reported about them.
+//! - Bodies are lowered on a thread with a large stack: the parser allows
+//!   expressions 1024 levels deep.
 //! - `items.fns[i]` is the i-th `fn` item in source order (duplicates are
 //!   reported but kept), likewise `items.types`.
 
