@@ -1,6 +1,7 @@
 //! Random and mutated source text through the parser and the checker: no
 //! input may panic. Mutations start from the shared corpus
-//! (`tests/programs/*.ssp`, `examples/*.ssp`, `tests/errors/*.ssp`), read at
+//! (the `.ssp` files of tests/programs, tests/ownership, examples, tests/errors
+//! and the parser's and checker's test data), read at
 //! run time. `SSPUR_FUZZ_CASES` sets the number of cases per property.
 
 use std::path::Path;
@@ -14,7 +15,14 @@ fn corpus() -> &'static [String] {
     CORPUS.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut out = Vec::new();
-        for dir in ["tests/programs", "examples", "tests/errors"] {
+        for dir in [
+            "tests/programs",
+            "tests/ownership",
+            "examples",
+            "tests/errors",
+            "crates/syntax/tests/data",
+            "crates/check/tests/good",
+        ] {
             let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
                 continue;
             };
