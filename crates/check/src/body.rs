@@ -1299,7 +1299,9 @@ impl<'a> Cx<'a> {
                     let sig = &self.items.fns[f];
                     let ps: Vec<T> = sig.params.iter().map(|(_, t)| T::from_ir(t)).collect();
                     let ret = T::from_ir(&sig.ret);
-                    let ids = self.args(&format!("function `{}`", name.text), &ps, args, span);
+                    let names: Vec<String> = sig.params.iter().map(|(n, _)| n.clone()).collect();
+                    let what = format!("function `{}`", name.text);
+                    let ids = self.args(&what, &ps, &names, args, span);
                     let k = ExprKind::Call {
                         callee: Callee::Fn(f),
                         args: ids,
@@ -1338,7 +1340,7 @@ impl<'a> Cx<'a> {
                 return self.missing(span);
             }
         };
-        let ids = self.args("this function", &ps, args, span);
+        let ids = self.args("this function", &ps, &[], args, span);
         let k = ExprKind::Call {
             callee: Callee::Value(c),
             args: ids,
@@ -1347,7 +1349,14 @@ impl<'a> Cx<'a> {
     }
 
     /// Lowers call arguments against parameter types, reporting arity.
-    fn args(&mut self, what: &str, ps: &[T], args: &[ast::Expr], span: Span) -> Vec<ExprId> {
+    fn args(
+        &mut self,
+        what: &str,
+        ps: &[T],
+        names: &[String],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Vec<ExprId> {
         if ps.len() != args.len() {
             self.err(
                 span,
@@ -1360,10 +1369,28 @@ impl<'a> Cx<'a> {
                 ),
             );
         }
+        self.args_named(what, ps, names, args)
+    }
+
+    /// Lowers arguments against parameter types; `names` (when known)
+    /// make mismatch notes say which parameter.
+    fn args_named(
+        &mut self,
+        what: &str,
+        ps: &[T],
+        names: &[String],
+        args: &[ast::Expr],
+    ) -> Vec<ExprId> {
         args.iter()
             .enumerate()
             .map(|(i, a)| match ps.get(i) {
-                Some(t) => self.expr_expect(a, t, "this argument"),
+                Some(t) => {
+                    let ctx = match names.get(i) {
+                        Some(n) => format!("argument `{n}` of {what}"),
+                        None => format!("argument {} of {what}", i + 1),
+                    };
+                    self.expr_expect(a, t, &ctx)
+                }
                 None => self.expr(a).0,
             })
             .collect()
@@ -1380,18 +1407,18 @@ impl<'a> Cx<'a> {
         let (ids, ret) = match b {
             Builtin::Print | Builtin::Log => {
                 let p = self.table.fresh();
-                (self.args(&what, &[p], args, span), T::Unit)
+                (self.args(&what, &[p], &[], args, span), T::Unit)
             }
             Builtin::EmptyMap => {
                 let k = self.table.fresh();
                 let v = self.table.fresh();
                 self.defer(span, &k, Need::MapKey, "a map key");
-                (self.args(&what, &[], args, span), T::map(k, v))
+                (self.args(&what, &[], &[], args, span), T::map(k, v))
             }
-            Builtin::ReadFile => (self.args(&what, &[T::Str], args, span), T::Str),
-            Builtin::ReadStdin => (self.args(&what, &[], args, span), T::Str),
-            Builtin::Args => (self.args(&what, &[], args, span), T::list(T::Str)),
-            Builtin::Trap => (self.args(&what, &[T::Str], args, span), T::Never),
+            Builtin::ReadFile => (self.args(&what, &[T::Str], &[], args, span), T::Str),
+            Builtin::ReadStdin => (self.args(&what, &[], &[], args, span), T::Str),
+            Builtin::Args => (self.args(&what, &[], &[], args, span), T::list(T::Str)),
+            Builtin::Trap => (self.args(&what, &[T::Str], &[], args, span), T::Never),
         };
         let k = ExprKind::Call {
             callee: Callee::Builtin(b),
@@ -1603,7 +1630,13 @@ impl<'a> Cx<'a> {
             }
             return self.missing(span);
         };
-        let ids = self.args(&format!("method `{}`", name.text), &sig.params, args, span);
+        let ids = self.args(
+            &format!("method `{}`", name.text),
+            &sig.params,
+            &[],
+            args,
+            span,
+        );
         for (t, need) in &sig.needs {
             let what = format!("`{}`", name.text);
             self.defer(span, t, *need, what);
