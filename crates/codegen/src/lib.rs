@@ -341,8 +341,15 @@ pub fn emit_clif(program: &Program) -> String {
 
 /// JIT-compiles the program, runs `main` on a thread with a 1 GiB stack
 /// and returns its exit code (0). Traps exit the process with 101 from
-/// inside the runtime.
+/// inside the runtime. One program per process: the runtime's heap and
+/// settings are process-wide and its collector scans the first program
+/// thread's stack, so a second call reports an error instead of running.
 pub fn run(program: &Program, opts: &Options) -> i32 {
+    static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if STARTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        eprintln!("sspur: the native runtime runs one program per process");
+        return 1;
+    }
     // Read the mode without initialising the runtime here: it must be
     // initialised on the program thread, whose stack the collector scans.
     let drops = rt::Settings::from_env().map_or(true, |s| s.mem != rt::MemMode::Gc);
