@@ -231,6 +231,17 @@ impl<'a> Cx<'a> {
         f
     }
 
+    /// Adds a label to the first mismatch reported since `before`.
+    fn label_new(&mut self, before: usize, span: Option<Span>, text: &str) {
+        let Some(span) = span else { return };
+        if let Some(d) = self.diags[before..]
+            .iter_mut()
+            .find(|d| d.message.starts_with("mismatched types"))
+        {
+            d.labels.push((span, text.to_string()));
+        }
+    }
+
     fn err(&mut self, span: Span, msg: impl Into<String>) {
         self.diags.push(Diagnostic::error(span, msg));
     }
@@ -440,7 +451,9 @@ impl<'a> Cx<'a> {
                     Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
                     None => self.table.fresh(),
                 };
+                let before = self.diags.len();
                 let init_id = self.expr_expect(init, &expected, "this `let`");
+                self.label_new(before, ty.as_ref().map(|t| t.span), "the annotation");
                 let pat_id = self.irrefutable(pat, &expected, LocalKind::Let);
                 if let (ast::PatKind::Bind(_), Some(h)) = (&pat.kind, init_hint(init)) {
                     if let PatKind::Bind(l) = self.body.pats[pat_id].kind {
@@ -463,7 +476,9 @@ impl<'a> Cx<'a> {
                     Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
                     None => self.table.fresh(),
                 };
+                let before = self.diags.len();
                 let init_id = self.expr_expect(init, &expected, "this `var`");
+                self.label_new(before, ty.as_ref().map(|t| t.span), "the annotation");
                 let local = self.new_local(name, expected, LocalKind::Var);
                 if let Some(h) = init_hint(init) {
                     self.local_hint.insert(local, h);
@@ -502,7 +517,10 @@ impl<'a> Cx<'a> {
                     );
                 }
                 let ty = self.local_ty(local);
+                let before = self.diags.len();
                 let v = self.expr_expect(value, &ty, "this assignment");
+                let decl = Some(self.map.local(local));
+                self.label_new(before, decl, "declared here");
                 let st = StmtKind::Assign {
                     local,
                     value: v,
