@@ -175,9 +175,9 @@ struct Cx<'a> {
     /// What a `let`/`var` was initialised with when it is a hint for the
     /// "add an annotation" message (`empty_map()`, `[]`, `None`).
     local_hint: HashMap<LocalId, String>,
-    /// Scopes of names, innermost last; each entry is (scope index, local).
+    /// Scopes of names, innermost last; a scope's index is its depth, which
+    /// tells whether a use inside a lambda captures the local.
     scopes: Vec<Vec<(String, LocalId)>>,
-    local_scope: Vec<usize>,
     lambdas: Vec<LambdaFrame>,
     loop_depth: usize,
     ret: T,
@@ -210,7 +210,6 @@ impl<'a> Cx<'a> {
             local_tys: Vec::new(),
             local_hint: HashMap::new(),
             scopes: Vec::new(),
-            local_scope: Vec::new(),
             lambdas: Vec::new(),
             loop_depth: 0,
             ret: T::Unit,
@@ -292,8 +291,6 @@ impl<'a> Cx<'a> {
         });
         self.local_tys.push(ty);
         self.map.locals.insert(id, name.span);
-        let depth = self.scopes.len().saturating_sub(1);
-        self.local_scope.push(depth);
         if let Some(s) = self.scopes.last_mut() {
             s.push((name.text.clone(), id));
         }
