@@ -339,11 +339,18 @@ fn native_freed_counts_equal_interpreter_drops() {
     assert_none("freed at last use", failures);
 }
 
+/// A program, the environment to run it in, and its expected trap.
+type TrapCase = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
 /// Traps whose programs are written here: (source, env, expected stderr).
 /// `{}` in the expected text stands for the program's path.
 #[test]
 fn traps() {
-    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+    let cases: &[TrapCase] = &[
         ("fn main() {\n    let xs = [1, 2]\n    print(xs[5])\n}\n", &[], "index out of bounds: the len is 2 but the index is 5 at {}:3:11"),
         ("fn main() {\n    let xs = [1, 2]\n    print(xs[0 - 1])\n}\n", &[], "index out of bounds: the len is 2 but the index is -1 at {}:3:11"),
         ("fn main() {\n    print(\"ab\".byte(2))\n}\n", &[], "index out of bounds: the len is 2 but the index is 2 at {}:2:11"),
