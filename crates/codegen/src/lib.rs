@@ -10,6 +10,19 @@
 //!
 //! The program runs on its own thread with a 1 GiB stack; the runtime is
 //! initialised on that thread, so the collector scans the right stack.
+//!
+//! Why the collector sees every live value: generated code keeps values
+//! only in SSA values, which live in registers or spill slots of the
+//! program stack; across a call (every allocation is a call) a live value is
+//! in a callee-saved register or a spill slot, and the collector scans the
+//! stack after spilling the callee-saved registers. Pointers may point into
+//! a block (views, list elements) but never one past its end: empty lists
+//! and strings are `(0, 0)`. Runtime helpers keep their pointer arguments
+//! live across their own allocations.
+//!
+//! Drops: exactly the IR's `Drop` statements, `OldValue` frees and
+//! `PutOwnedKey`, each calling the runtime's counted free with the drop's
+//! site; none under `SSPUR_MEM=gc`.
 
 pub mod layout;
 pub mod lower;
