@@ -82,9 +82,24 @@ enum Emit {
     Clif,
 }
 
+/// Stack for the compiler's own recursion over deeply nested (up to the
+/// parser's limit) expressions; reserved, not committed.
+const COMPILER_STACK: usize = 512 << 20;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let code = match cli.command {
+    let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn(move || execute(cli));
+    let code = match worker {
+        Ok(handle) => handle.join().unwrap_or(101),
+        // No thread could be started: run on this one.
+        Err(_) => execute(Cli::parse()),
+    };
+    let _ = std::io::stdout().flush();
+    ExitCode::from(code)
+}
+
+fn execute(cli: Cli) -> u8 {
+    match cli.command {
         Command::Check { file } => with_program(&file, |_, _| 0),
         Command::Run { interp, check_drops, oracle, time, file, args } => {
             run(&file, args, RunFlags { interp, check_drops, oracle, time })
@@ -111,9 +126,7 @@ fn main() -> ExitCode {
                 0
             }),
         },
-    };
-    let _ = std::io::stdout().flush();
-    ExitCode::from(code)
+    }
 }
 
 /// Reads the file into a fresh database, or reports why it can't.
