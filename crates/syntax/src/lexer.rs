@@ -306,7 +306,8 @@ fn convert(
     diags: &mut Vec<Diagnostic>,
 ) -> Converted {
     let token = match raw {
-        Raw::Newline => unreachable_newline(),
+        // The caller consumes newlines; this arm only keeps the match total.
+        Raw::Newline => Token::Semi,
         Raw::Lower => Token::Lower(slice.to_string()),
         Raw::Upper => Token::Upper(slice.to_string()),
         Raw::Int if after_dot => {
@@ -409,11 +410,6 @@ fn convert(
         Raw::Pipe => Token::Pipe,
     };
     ((token, span), None)
-}
-
-/// Newlines are consumed before `convert`; this keeps the match total.
-fn unreachable_newline() -> Token {
-    Token::Semi
 }
 
 /// The literal's value. After `-`, 2^63 is allowed and stored as

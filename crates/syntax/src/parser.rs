@@ -168,15 +168,15 @@ fn item_starts(tokens: &[(Token, Span)]) -> Vec<u32> {
 /// parser's complaint about the same bad token.
 fn first_per_item(mut diags: Vec<Diagnostic>, item_starts: &[u32]) -> Vec<Diagnostic> {
     diags.sort_by_key(|d| d.span.start);
-    let mut seen_items = Vec::new();
+    let mut last_item = None;
     let mut out = Vec::new();
     for d in diags {
+        // Sorted by position, so each item's diagnostics are adjacent.
         let item = item_starts.partition_point(|&s| s <= d.span.start);
-        if seen_items.contains(&item) {
-            continue;
+        if last_item != Some(item) {
+            last_item = Some(item);
+            out.push(d);
         }
-        seen_items.push(item);
-        out.push(d);
     }
     out
 }
