@@ -10,6 +10,7 @@
 use crate::config::MemMode;
 use crate::heap::{Page, LARGE, NUM_CLASSES, POINTER};
 use crate::state::Rt;
+use crate::tier::Tier;
 
 /// One past the highest address of the calling thread's stack, 0 if unknown.
 pub fn stack_base() -> usize {
@@ -287,6 +288,11 @@ fn sweep(rt: &mut Rt) {
         let size = page.block_size;
         let large = page.class == LARGE;
         let k = page.kind as usize * NUM_CLASSES + page.class as usize;
+        if dead_blocks > 0 {
+            rt.heap
+                .tier
+                .swept(crate::heap::hist_class(&rt.heap.pages[id]), dead_blocks);
+        }
         if counting {
             rt.counters.collected_blocks += dead_blocks as u64;
             rt.counters.collected_bytes += (dead_blocks * size) as u64;

@@ -254,7 +254,7 @@ impl<T: Tier> Heap<T> {
 
     /// The block holding `addr`: (page id, block index), allocated blocks only
     /// (blocks on a free list count as allocated between collections).
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&self, addr: usize) -> Option<(usize, usize)> {
         let id = self.map_get(addr);
         if id == 0 {
@@ -338,18 +338,15 @@ impl<T: Tier> Heap<T> {
         if order == Order::FreeListFirst {
             let f = cs.free;
             if f != 0 {
-                self.tier.fast(class);
                 return self.pop_free(k, kind);
             }
         }
         let p = cs.bump;
         if p + size <= cs.end {
             cs.bump = p + size;
-            self.tier.fast(class);
             return p as *mut u8;
         }
         if order == Order::BumpFirst && cs.free != 0 {
-            self.tier.fast(class);
             return self.pop_free(k, kind);
         }
         self.alloc_slow(kind, class)
@@ -619,31 +616,72 @@ impl<T: Tier> Heap<T> {
     /// block, pushes a small one on its LIFO list, caches or unmaps a large one.
     #[inline(always)]
     pub fn free_block(&mut self, id: usize, i: usize) {
-        self.tier.free();
         let page = &mut self.pages[id];
+        if page.class == LARGE {
+            return self.free_large(id);
+        }
         if T::BIRTHS {
             note_death(page, i, &mut self.tier);
         }
         let base = page.block_addr(i);
-        if page.class == LARGE {
-            if page.kind as usize == DATA && self.cache_bytes + page.block_size <= LARGE_CACHE_LIMIT
-            {
-                Page::clear(&mut page.alloc, 0);
-                page.cached = true;
-                self.cache_bytes += page.block_size;
-                self.large_cache.push(id as u32);
-            } else {
-                self.release_large(id);
-            }
-            return;
-        }
         if page.kind as usize == POINTER {
             unsafe { ptr::write_bytes(base as *mut u8, 0, page.block_size) };
         }
-        let k = page.kind as usize * NUM_CLASSES + page.class as usize;
-        let cs = &mut self.classes[k];
+        let class = page.class as usize;
+        let cs = &mut self.classes[page.kind as usize * NUM_CLASSES + class];
         unsafe { *(base as *mut usize) = cs.free };
         cs.free = base;
+        self.tier.free(class);
+    }
+
+    /// Caches a freed large data block, or unmaps it.
+    #[inline(never)]
+    fn free_large(&mut self, id: usize) {
+        self.tier.free(NUM_CLASSES);
+        let page = &mut self.pages[id];
+        if T::BIRTHS {
+            note_death(page, 0, &mut self.tier);
+        }
+        if page.kind as usize == DATA && self.cache_bytes + page.block_size <= LARGE_CACHE_LIMIT {
+            Page::clear(&mut page.alloc, 0);
+            page.cached = true;
+            self.cache_bytes += page.block_size;
+            self.large_cache.push(id as u32);
+        } else {
+            self.release_large(id);
+        }
+    }
+
+    /// The tier's statistics now; live blocks are counted only for tiers
+    /// that derive their allocation counts from them.
+    pub fn tier_stats(&self) -> TierStats {
+        let mut live = [0u64; NUM_CLASSES + 1];
+        if T::COUNTS {
+            self.count_live(&mut live);
+        }
+        self.tier.snapshot(&live)
+    }
+
+    /// Blocks handed out and not freed, per class: set alloc bits, plus the
+    /// cursors' unrecorded bump ranges, minus the blocks on free lists
+    /// (each of which has its bit set or lies in a bump range).
+    fn count_live(&self, live: &mut [u64; NUM_CLASSES + 1]) {
+        for page in self.pages.iter().filter(|p| p.in_use && !p.cached) {
+            let words = page.nblocks.div_ceil(64);
+            let set: u32 = page.alloc[..words].iter().map(|w| w.count_ones()).sum();
+            live[hist_class(page)] += set as u64;
+        }
+        for (k, cs) in self.classes.iter().enumerate() {
+            let class = k % NUM_CLASSES;
+            if cs.page != 0 {
+                live[class] += ((cs.bump - cs.bump_start) / CLASS_SIZES[class]) as u64;
+            }
+            let mut f = cs.free;
+            while f != 0 {
+                live[class] -= 1;
+                f = unsafe { *(f as *const usize) };
+            }
+        }
     }
 
     /// Returns every mapping to the OS (used between tests).
@@ -663,6 +701,16 @@ impl<T: Tier> Heap<T> {
             }
         }
         *self = Heap::new();
+    }
+}
+
+/// The statistics index of a page's class: large blocks come last.
+#[inline(always)]
+pub fn hist_class(page: &Page) -> usize {
+    if page.class == LARGE {
+        NUM_CLASSES
+    } else {
+        page.class as usize
     }
 }
 

@@ -14,7 +14,7 @@ use std::fmt::Write;
 
 use crate::config::StatsMode;
 use crate::state::{Counters, Rt};
-use crate::tier::{Tier, TierStats};
+use crate::tier::TierStats;
 
 /// A snapshot of the runtime's statistics.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,7 +58,7 @@ pub fn snapshot(rt: &Rt) -> Stats {
         peak_heap_bytes: rt.heap.peak,
         live_after_last_gc: rt.live_after_gc,
         large_cache_bytes: rt.heap.cache_bytes,
-        tier: rt.heap.tier.snapshot(),
+        tier: rt.heap.tier_stats(),
     }
 }
 

@@ -6,6 +6,13 @@
 //! only choose [`Active`], the tier of the global heap behind the C-ABI entry
 //! points; the benchmark instantiates all three tiers side by side.
 //!
+//! No tier counts fast allocations: one memory increment per allocation
+//! costs more than the 2% the basic tier may cost. Allocations are derived
+//! when read instead: every block ever handed out is live now, was freed,
+//! or was swept, so allocations = live + frees + swept (live blocks are
+//! counted from the page bits, cursors and free lists by
+//! [`crate::heap::Heap::tier_stats`]), and fast = allocations - slow.
+//!
 //! The lifetime histogram of [`FullStats`] samples: about one allocation in
 //! [`FullStats::DEFAULT_PERIOD`] (a random countdown, so no allocation
 //! pattern aliases with it) gets its birth stamped in its page's side array,
@@ -66,13 +73,16 @@ impl TierStats {
 /// [`NUM_CLASSES`] for a large block.
 pub trait Tier {
     const ZERO: Self;
+    /// Whether the snapshot needs the live blocks per class.
+    const COUNTS: bool;
     /// Whether pages keep a birth-stamp side array (the lifetime histogram).
     const BIRTHS: bool;
-    /// An allocation served by the free list or the bump cursor.
-    fn fast(&mut self, class: usize);
     /// An allocation served by the slow path (a new or swept page, a large block).
     fn slow(&mut self, class: usize);
-    fn free(&mut self);
+    /// A block of `class` freed (by the program or the runtime).
+    fn free(&mut self, class: usize);
+    /// `n` blocks of `class` reclaimed by a sweep.
+    fn swept(&mut self, class: usize, n: usize);
     fn committed(&mut self, pages: usize);
     fn released(&mut self, pages: usize);
     /// Counts down to the next sampled allocation: true when this one is.
@@ -81,7 +91,8 @@ pub trait Tier {
     fn birth(&mut self) -> u64;
     /// A sampled block born at stamp `born` was freed or collected.
     fn death(&mut self, born: u64);
-    fn snapshot(&self) -> TierStats;
+    /// The statistics, given the blocks of each class live now.
+    fn snapshot(&self, live: &[u64; NUM_CLASSES + 1]) -> TierStats;
 }
 
 /// No statistics: every hook is empty.
@@ -90,13 +101,14 @@ pub struct NoStats;
 
 impl Tier for NoStats {
     const ZERO: Self = NoStats;
+    const COUNTS: bool = false;
     const BIRTHS: bool = false;
-    #[inline(always)]
-    fn fast(&mut self, _class: usize) {}
     #[inline(always)]
     fn slow(&mut self, _class: usize) {}
     #[inline(always)]
-    fn free(&mut self) {}
+    fn free(&mut self, _class: usize) {}
+    #[inline(always)]
+    fn swept(&mut self, _class: usize, _n: usize) {}
     #[inline(always)]
     fn committed(&mut self, _pages: usize) {}
     #[inline(always)]
@@ -111,42 +123,44 @@ impl Tier for NoStats {
     }
     #[inline(always)]
     fn death(&mut self, _born: u64) {}
-    fn snapshot(&self) -> TierStats {
+    fn snapshot(&self, _live: &[u64; NUM_CLASSES + 1]) -> TierStats {
         TierStats::ZERO
     }
 }
 
 /// `stats-basic`: fast and slow allocation counts, frees, pages committed
-/// and released. One add per allocation and per free.
+/// and released. One add per free; allocations cost nothing but the slow
+/// path's add.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BasicStats {
-    pub fast_allocs: u64,
     pub slow_allocs: u64,
     pub frees: u64,
+    pub swept: u64,
     pub pages_committed: u64,
     pub pages_released: u64,
 }
 
 impl Tier for BasicStats {
     const ZERO: Self = BasicStats {
-        fast_allocs: 0,
         slow_allocs: 0,
         frees: 0,
+        swept: 0,
         pages_committed: 0,
         pages_released: 0,
     };
+    const COUNTS: bool = true;
     const BIRTHS: bool = false;
-    #[inline(always)]
-    fn fast(&mut self, _class: usize) {
-        self.fast_allocs += 1;
-    }
     #[inline(always)]
     fn slow(&mut self, _class: usize) {
         self.slow_allocs += 1;
     }
     #[inline(always)]
-    fn free(&mut self) {
+    fn free(&mut self, _class: usize) {
         self.frees += 1;
+    }
+    #[inline(always)]
+    fn swept(&mut self, _class: usize, n: usize) {
+        self.swept += n as u64;
     }
     #[inline(always)]
     fn committed(&mut self, pages: usize) {
@@ -166,9 +180,10 @@ impl Tier for BasicStats {
     }
     #[inline(always)]
     fn death(&mut self, _born: u64) {}
-    fn snapshot(&self) -> TierStats {
+    fn snapshot(&self, live: &[u64; NUM_CLASSES + 1]) -> TierStats {
+        let allocs = live.iter().sum::<u64>() + self.frees + self.swept;
         TierStats {
-            fast_allocs: self.fast_allocs,
+            fast_allocs: allocs - self.slow_allocs,
             slow_allocs: self.slow_allocs,
             frees: self.frees,
             pages_committed: self.pages_committed,
@@ -179,15 +194,16 @@ impl Tier for BasicStats {
 }
 
 /// `stats-full`: the basic counts, an allocation histogram per size class
-/// and the sampled lifetime histogram. Fast allocations are not counted
-/// apart: they are the histogram's total minus the slow ones.
+/// (from frees and sweeps per class) and the sampled lifetime histogram.
 #[derive(Clone, Copy, Debug)]
 pub struct FullStats {
     pub slow_allocs: u64,
-    pub frees: u64,
     pub pages_committed: u64,
     pub pages_released: u64,
-    pub class_histogram: [u64; NUM_CLASSES + 1],
+    /// Blocks freed or swept, per class.
+    pub gone: [u64; NUM_CLASSES + 1],
+    /// Blocks swept, all classes (frees are the rest of `gone`).
+    pub swept: u64,
     pub lifetime_histogram: [u64; LIFETIME_BUCKETS],
     /// Mean distance between sampled allocations.
     period: u64,
@@ -247,10 +263,10 @@ impl Default for FullStats {
 impl Tier for FullStats {
     const ZERO: Self = FullStats {
         slow_allocs: 0,
-        frees: 0,
         pages_committed: 0,
         pages_released: 0,
-        class_histogram: [0; NUM_CLASSES + 1],
+        gone: [0; NUM_CLASSES + 1],
+        swept: 0,
         lifetime_histogram: [0; LIFETIME_BUCKETS],
         period: FullStats::DEFAULT_PERIOD,
         countdown: FullStats::DEFAULT_PERIOD,
@@ -258,19 +274,20 @@ impl Tier for FullStats {
         drawn: FullStats::DEFAULT_PERIOD,
         rng: 0x9E37_79B9_7F4A_7C15,
     };
+    const COUNTS: bool = true;
     const BIRTHS: bool = true;
     #[inline(always)]
-    fn fast(&mut self, class: usize) {
-        self.class_histogram[class] += 1;
-    }
-    #[inline(always)]
-    fn slow(&mut self, class: usize) {
+    fn slow(&mut self, _class: usize) {
         self.slow_allocs += 1;
-        self.class_histogram[class] += 1;
     }
     #[inline(always)]
-    fn free(&mut self) {
-        self.frees += 1;
+    fn free(&mut self, class: usize) {
+        self.gone[class] += 1;
+    }
+    #[inline(always)]
+    fn swept(&mut self, class: usize, n: usize) {
+        self.gone[class] += n as u64;
+        self.swept += n as u64;
     }
     #[inline(always)]
     fn committed(&mut self, pages: usize) {
@@ -294,15 +311,19 @@ impl Tier for FullStats {
         let survived = self.allocs() - born;
         self.lifetime_histogram[TierStats::lifetime_bucket(survived)] += 1;
     }
-    fn snapshot(&self) -> TierStats {
-        let total: u64 = self.class_histogram.iter().sum();
+    fn snapshot(&self, live: &[u64; NUM_CLASSES + 1]) -> TierStats {
+        let mut class_histogram = *live;
+        for (h, g) in class_histogram.iter_mut().zip(self.gone) {
+            *h += g;
+        }
+        let allocs: u64 = class_histogram.iter().sum();
         TierStats {
-            fast_allocs: total - self.slow_allocs,
+            fast_allocs: allocs - self.slow_allocs,
             slow_allocs: self.slow_allocs,
-            frees: self.frees,
+            frees: allocs - live.iter().sum::<u64>() - self.swept,
             pages_committed: self.pages_committed,
             pages_released: self.pages_released,
-            class_histogram: self.class_histogram,
+            class_histogram,
             lifetime_histogram: self.lifetime_histogram,
             lifetime_sample_period: self.period,
         }

@@ -38,7 +38,7 @@ fn churn<T: Tier>(h: &mut Heap<T>, n: usize, w: usize, size: usize) {
 fn no_stats_counts_nothing() {
     let mut h = heap::<NoStats>();
     churn(&mut h, 10_000, 64, 48);
-    assert_eq!(h.tier.snapshot(), TierStats::ZERO);
+    assert_eq!(h.tier_stats(), TierStats::ZERO);
     h.release_all();
 }
 
@@ -53,7 +53,7 @@ fn basic_counts_paths_frees_and_pages() {
         }
         let per_page = PAGE_SIZE / CLASS_SIZES[class_of(size)];
         let pages = n.div_ceil(per_page) as u64;
-        let t = h.tier.snapshot();
+        let t = h.tier_stats();
         assert_eq!(t.slow_allocs, pages, "size {size}");
         assert_eq!(t.fast_allocs, n as u64 - pages, "size {size}");
         assert_eq!(t.pages_committed, pages, "size {size}");
@@ -72,7 +72,7 @@ fn basic_counts_large_blocks_and_their_release() {
     h.free(d);
     let again = alloc(&mut h, 40_000, DATA);
     assert_eq!(again, d, "the cached block is reused");
-    let t = h.tier.snapshot();
+    let t = h.tier_stats();
     assert_eq!((t.slow_allocs, t.fast_allocs, t.frees), (3, 0, 2), "{t:?}");
     assert_eq!((t.pages_committed, t.pages_released), (3, 2), "{t:?}");
     h.release_all();
@@ -86,7 +86,7 @@ fn full_counts_what_basic_counts() {
         churn(&mut b, 3000, 17, size);
         churn(&mut f, 3000, 17, size);
     }
-    let (b, f) = (b.tier.snapshot(), f.tier.snapshot());
+    let (b, f) = (b.tier_stats(), f.tier_stats());
     assert_eq!(
         (
             b.fast_allocs,
@@ -123,7 +123,7 @@ fn full_histogram_per_class() {
         };
         want[c] += i as u64 + 1;
     }
-    assert_eq!(h.tier.snapshot().class_histogram, want);
+    assert_eq!(h.tier_stats().class_histogram, want);
     h.release_all();
 }
 
@@ -134,7 +134,7 @@ fn full_exact_lifetimes_when_every_allocation_is_sampled() {
         let mut h = heap::<FullStats>();
         h.tier.set_sample_period(1);
         churn(&mut h, n, w, 32);
-        let t = h.tier.snapshot();
+        let t = h.tier_stats();
         let mut want = [0u64; rt::tier::LIFETIME_BUCKETS];
         // The last window's blocks are freed at the end, younger.
         let full = n - w.min(n);
@@ -153,7 +153,7 @@ fn full_samples_about_one_allocation_in_the_period() {
     let mut h = heap::<FullStats>();
     let n = 200_000;
     churn(&mut h, n, 64, 80);
-    let t = h.tier.snapshot();
+    let t = h.tier_stats();
     let period = FullStats::DEFAULT_PERIOD;
     assert_eq!(t.lifetime_sample_period, period);
     let sampled: u64 = t.lifetime_histogram.iter().sum();
@@ -202,5 +202,83 @@ fn global_heap_uses_the_featured_tier() {
     }
     if cfg!(feature = "stats-full") {
         assert_eq!(t.class_histogram[class_of(24)], 1000);
+    }
+}
+
+/// A random walk of allocations and frees (all sizes, both kinds, frees in
+/// random order): the derived allocation counts match the walk's.
+fn walk<T: Tier>(h: &mut Heap<T>, seed: u64, steps: usize) -> (u64, u64, [u64; NUM_CLASSES + 1]) {
+    let mut x = seed;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut allocs, mut frees) = (0u64, 0u64);
+    let mut per_class = [0u64; NUM_CLASSES + 1];
+    let mut live: Vec<usize> = Vec::new();
+    for _ in 0..steps {
+        let r = next();
+        if r % 5 < 3 || live.is_empty() {
+            let size = match r % 100 {
+                0 => 40_000 + (r >> 8) as usize % 100_000,
+                1..=30 => 129 + (r >> 8) as usize % 32_000,
+                _ => 1 + (r >> 8) as usize % 128,
+            };
+            live.push(alloc(h, size, (r >> 40) as usize % 2));
+            allocs += 1;
+            per_class[if size > 32 << 10 {
+                NUM_CLASSES
+            } else {
+                class_of(size)
+            }] += 1;
+        } else {
+            let i = (r >> 8) as usize % live.len();
+            h.free(live.swap_remove(i));
+            frees += 1;
+        }
+    }
+    (allocs, frees, per_class)
+}
+
+#[test]
+fn derived_counts_follow_a_random_walk() {
+    for seed in [1u64, 0xDEAD_BEEF, 42, 7_777_777] {
+        let mut b = heap::<BasicStats>();
+        let mut f = heap::<FullStats>();
+        let (allocs, frees, per_class) = walk(&mut b, seed, 20_000);
+        assert_eq!(walk(&mut f, seed, 20_000), (allocs, frees, per_class));
+        for t in [b.tier_stats(), f.tier_stats()] {
+            assert_eq!(t.fast_allocs + t.slow_allocs, allocs, "seed {seed}");
+            assert_eq!(t.frees, frees, "seed {seed}");
+        }
+        assert_eq!(f.tier_stats().class_histogram, per_class, "seed {seed}");
+        b.release_all();
+        f.release_all();
+    }
+}
+
+#[test]
+fn derived_counts_survive_collections() {
+    let _g = common::fresh(rt::Settings::DEFAULT);
+    let n = 5000u64;
+    for i in 0..n {
+        let p = rt::sspur_alloc(16 + (i as usize % 300), (i % 2) as u32, 0);
+        if i % 3 == 0 {
+            rt::sspur_free(p, 0);
+        }
+    }
+    common::collect();
+    for _ in 0..n {
+        rt::sspur_alloc(40, 1, 0);
+    }
+    let t = rt::stats().tier;
+    if cfg!(feature = "stats-basic") {
+        assert_eq!(t.fast_allocs + t.slow_allocs, 2 * n, "{t:?}");
+        assert_eq!(t.frees, n.div_ceil(3), "{t:?}");
+    }
+    if cfg!(feature = "stats-full") {
+        assert_eq!(t.class_histogram.iter().sum::<u64>(), 2 * n);
     }
 }
