@@ -10,7 +10,7 @@
 use std::ptr;
 
 pub use crate::tier::TierStats;
-use crate::tier::{Active, Tier};
+use crate::tier::{Active, Census, Tier};
 
 /// Bytes per page; pages are aligned to this.
 pub const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
@@ -91,8 +91,11 @@ pub struct Page {
     pub quarantine: [u64; BITMAP_WORDS],
     /// Allocation site per block, when sites are tracked.
     pub sites: Vec<u32>,
-    /// Birth stamp per block, 0 = not sampled (the lifetime histogram).
+    /// Birth stamp per block (the lifetime histogram), valid where the
+    /// `sampled` bit is set. Both empty unless the tier keeps births; the
+    /// bitmap is what a free tests, so the stamps stay out of the cache.
     pub births: Vec<u64>,
+    pub sampled: Vec<u64>,
 }
 
 impl Page {
@@ -140,6 +143,9 @@ pub struct ClassState {
     pub page: u32,
     /// Head of the LIFO free list; the link is the block's first word.
     pub free: usize,
+    /// Blocks of this class freed, for tiers that count per class (kept
+    /// here because a free already holds this state in a register).
+    pub frees: u64,
 }
 
 impl ClassState {
@@ -149,6 +155,7 @@ impl ClassState {
         bump_start: 0,
         page: 0,
         free: 0,
+        frees: 0,
     };
 }
 
@@ -316,8 +323,9 @@ impl<T: Tier> Heap<T> {
         }
         let page = &mut self.pages[id as usize - 1];
         let i = page.index_of(p);
-        if let Some(b) = page.births.get_mut(i) {
+        if let (Some(b), Some(w)) = (page.births.get_mut(i), page.sampled.get_mut(i / 64)) {
             *b = stamp;
+            *w |= 1 << (i % 64);
         }
     }
 
@@ -535,6 +543,11 @@ impl<T: Tier> Heap<T> {
             } else {
                 Vec::new()
             },
+            sampled: if T::BIRTHS {
+                vec![0; nblocks.div_ceil(64)]
+            } else {
+                Vec::new()
+            },
         };
         let id = match self.free_ids.pop() {
             Some(id) => {
@@ -588,6 +601,7 @@ impl<T: Tier> Heap<T> {
         page.cached = false;
         page.sites = Vec::new();
         page.births = Vec::new();
+        page.sampled = Vec::new();
         for p in (0..span).step_by(PAGE_SIZE) {
             self.map_set(base + p, 0);
         }
@@ -620,9 +634,6 @@ impl<T: Tier> Heap<T> {
         if page.class == LARGE {
             return self.free_large(id);
         }
-        if T::BIRTHS {
-            note_death(page, i, &mut self.tier);
-        }
         let base = page.block_addr(i);
         if page.kind as usize == POINTER {
             unsafe { ptr::write_bytes(base as *mut u8, 0, page.block_size) };
@@ -631,13 +642,16 @@ impl<T: Tier> Heap<T> {
         let cs = &mut self.classes[page.kind as usize * NUM_CLASSES + class];
         unsafe { *(base as *mut usize) = cs.free };
         cs.free = base;
-        self.tier.free(class);
+        self.tier.free(&mut cs.frees);
+        if T::BIRTHS {
+            note_death(page, i, &mut self.tier);
+        }
     }
 
     /// Caches a freed large data block, or unmaps it.
     #[inline(never)]
     fn free_large(&mut self, id: usize) {
-        self.tier.free(NUM_CLASSES);
+        self.tier.free_large();
         let page = &mut self.pages[id];
         if T::BIRTHS {
             note_death(page, 0, &mut self.tier);
@@ -655,11 +669,17 @@ impl<T: Tier> Heap<T> {
     /// The tier's statistics now; live blocks are counted only for tiers
     /// that derive their allocation counts from them.
     pub fn tier_stats(&self) -> TierStats {
-        let mut live = [0u64; NUM_CLASSES + 1];
+        let mut census = Census {
+            live: [0; NUM_CLASSES + 1],
+            frees: [0; NUM_CLASSES + 1],
+        };
         if T::COUNTS {
-            self.count_live(&mut live);
+            self.count_live(&mut census.live);
+            for (k, cs) in self.classes.iter().enumerate() {
+                census.frees[k % NUM_CLASSES] += cs.frees;
+            }
         }
-        self.tier.snapshot(&live)
+        self.tier.snapshot(&census)
     }
 
     /// Blocks handed out and not freed, per class: set alloc bits, plus the
@@ -717,12 +737,18 @@ pub fn hist_class(page: &Page) -> usize {
 /// Records the death of block `i` of `page` if its birth was sampled.
 #[inline(always)]
 pub fn note_death<T: Tier>(page: &mut Page, i: usize, tier: &mut T) {
-    if let Some(b) = page.births.get_mut(i) {
-        if *b != 0 {
-            let born = std::mem::take(b);
-            tier.death(born);
+    if let Some(&w) = page.sampled.get(i / 64) {
+        if w >> (i % 64) & 1 != 0 {
+            sampled_death(page, i, tier);
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn sampled_death<T: Tier>(page: &mut Page, i: usize, tier: &mut T) {
+    page.sampled[i / 64] &= !(1 << (i % 64));
+    tier.death(page.births[i]);
 }
 
 impl<T: Tier> Default for Heap<T> {

@@ -79,8 +79,11 @@ pub trait Tier {
     const BIRTHS: bool;
     /// An allocation served by the slow path (a new or swept page, a large block).
     fn slow(&mut self, class: usize);
-    /// A block of `class` freed (by the program or the runtime).
-    fn free(&mut self, class: usize);
+    /// A small block freed (by the program or the runtime); `class_frees`
+    /// is its class's free count.
+    fn free(&mut self, class_frees: &mut u64);
+    /// A large block freed.
+    fn free_large(&mut self);
     /// `n` blocks of `class` reclaimed by a sweep.
     fn swept(&mut self, class: usize, n: usize);
     fn committed(&mut self, pages: usize);
@@ -91,8 +94,16 @@ pub trait Tier {
     fn birth(&mut self) -> u64;
     /// A sampled block born at stamp `born` was freed or collected.
     fn death(&mut self, born: u64);
-    /// The statistics, given the blocks of each class live now.
-    fn snapshot(&self, live: &[u64; NUM_CLASSES + 1]) -> TierStats;
+    /// The statistics, given the heap's census.
+    fn snapshot(&self, census: &Census) -> TierStats;
+}
+
+/// What the heap counts for a snapshot, per class (large blocks last).
+pub struct Census {
+    /// Blocks handed out and not freed.
+    pub live: [u64; NUM_CLASSES + 1],
+    /// Small blocks freed, from the class states (the large entry is 0).
+    pub frees: [u64; NUM_CLASSES + 1],
 }
 
 /// No statistics: every hook is empty.
@@ -106,7 +117,9 @@ impl Tier for NoStats {
     #[inline(always)]
     fn slow(&mut self, _class: usize) {}
     #[inline(always)]
-    fn free(&mut self, _class: usize) {}
+    fn free(&mut self, _class_frees: &mut u64) {}
+    #[inline(always)]
+    fn free_large(&mut self) {}
     #[inline(always)]
     fn swept(&mut self, _class: usize, _n: usize) {}
     #[inline(always)]
@@ -123,7 +136,7 @@ impl Tier for NoStats {
     }
     #[inline(always)]
     fn death(&mut self, _born: u64) {}
-    fn snapshot(&self, _live: &[u64; NUM_CLASSES + 1]) -> TierStats {
+    fn snapshot(&self, _census: &Census) -> TierStats {
         TierStats::ZERO
     }
 }
@@ -155,7 +168,11 @@ impl Tier for BasicStats {
         self.slow_allocs += 1;
     }
     #[inline(always)]
-    fn free(&mut self, _class: usize) {
+    fn free(&mut self, _class_frees: &mut u64) {
+        self.frees += 1;
+    }
+    #[inline(always)]
+    fn free_large(&mut self) {
         self.frees += 1;
     }
     #[inline(always)]
@@ -180,8 +197,8 @@ impl Tier for BasicStats {
     }
     #[inline(always)]
     fn death(&mut self, _born: u64) {}
-    fn snapshot(&self, live: &[u64; NUM_CLASSES + 1]) -> TierStats {
-        let allocs = live.iter().sum::<u64>() + self.frees + self.swept;
+    fn snapshot(&self, census: &Census) -> TierStats {
+        let allocs = census.live.iter().sum::<u64>() + self.frees + self.swept;
         TierStats {
             fast_allocs: allocs - self.slow_allocs,
             slow_allocs: self.slow_allocs,
@@ -200,7 +217,8 @@ pub struct FullStats {
     pub slow_allocs: u64,
     pub pages_committed: u64,
     pub pages_released: u64,
-    /// Blocks freed or swept, per class.
+    /// Blocks swept per class, and large blocks freed in the last entry
+    /// (small frees are counted in the class states).
     pub gone: [u64; NUM_CLASSES + 1],
     /// Blocks swept, all classes (frees are the rest of `gone`).
     pub swept: u64,
@@ -281,8 +299,12 @@ impl Tier for FullStats {
         self.slow_allocs += 1;
     }
     #[inline(always)]
-    fn free(&mut self, class: usize) {
-        self.gone[class] += 1;
+    fn free(&mut self, class_frees: &mut u64) {
+        *class_frees += 1;
+    }
+    #[inline(always)]
+    fn free_large(&mut self) {
+        self.gone[NUM_CLASSES] += 1;
     }
     #[inline(always)]
     fn swept(&mut self, class: usize, n: usize) {
@@ -311,12 +333,13 @@ impl Tier for FullStats {
         let survived = self.allocs() - born;
         self.lifetime_histogram[TierStats::lifetime_bucket(survived)] += 1;
     }
-    fn snapshot(&self, live: &[u64; NUM_CLASSES + 1]) -> TierStats {
-        let mut class_histogram = *live;
-        for (h, g) in class_histogram.iter_mut().zip(self.gone) {
-            *h += g;
+    fn snapshot(&self, census: &Census) -> TierStats {
+        let mut class_histogram = census.live;
+        for ((h, gone), frees) in class_histogram.iter_mut().zip(self.gone).zip(census.frees) {
+            *h += gone + frees;
         }
         let allocs: u64 = class_histogram.iter().sum();
+        let live = &census.live;
         TierStats {
             fast_allocs: allocs - self.slow_allocs,
             slow_allocs: self.slow_allocs,
