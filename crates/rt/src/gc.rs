@@ -159,15 +159,16 @@ fn mark_word(
     if w < rt.heap.lo || w > rt.heap.hi {
         return;
     }
-    let mut found = found;
-    mark_addr(rt, w, stack, found.as_deref_mut());
+    mark_addr(rt, w, stack, found);
     if w > 0 {
         // A one-past-the-end pointer lands on the next block's start (or
-        // outside the heap); keep the block it ends.
+        // outside the heap); keep the block it ends. The same word is just
+        // as likely the start of the next block, so a freed block reached
+        // only this way is kept but not reported as an unsound free.
         if let Some((id, i)) = rt.heap.lookup(w - 1) {
             let p = &rt.heap.pages[id];
             if p.block_addr(i) + p.block_size == w {
-                mark_block(rt, id, i, stack, found);
+                mark_block(rt, id, i, stack, None);
             }
         }
     }

@@ -120,6 +120,26 @@ fn freed_block_still_reachable_is_reported() {
 }
 
 #[test]
+fn block_after_a_freed_one_is_not_an_unsound_free() {
+    // A pointer to the start of B is also a one-past-the-end pointer of the
+    // block A before it: A is kept alive but its free is not reported.
+    let _g = fresh(check_mode());
+    static mut HOLDER: usize = 0;
+    rt::add_root(&raw const HOLDER);
+    let holder = alloc(32, 1);
+    let a = rt::sspur_alloc(16, 0, 0);
+    let b = rt::sspur_alloc(16, 0, 0);
+    assert_eq!(a as usize + 16, b as usize, "adjacent blocks of one class");
+    unsafe {
+        *(holder as *mut usize) = b as usize;
+        HOLDER = holder as usize;
+    }
+    rt::sspur_free(a, 0);
+    collect();
+    assert!(rt::check_reports().is_empty(), "{:?}", rt::check_reports());
+}
+
+#[test]
 fn large_blocks_are_quarantined_too() {
     let _g = fresh(check_mode());
     let p = alloc(100_000, 0);
