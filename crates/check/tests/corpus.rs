@@ -6,7 +6,12 @@ use std::path::Path;
 fn corpus() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut out = Vec::new();
-    for dir in ["tests/programs", "tests/ownership", "examples", "crates/check/tests/good"] {
+    for dir in [
+        "tests/programs",
+        "tests/ownership",
+        "examples",
+        "crates/check/tests/good",
+    ] {
         let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };

@@ -88,7 +88,9 @@ const COMPILER_STACK: usize = 512 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn(move || execute(cli));
+    let worker = std::thread::Builder::new()
+        .stack_size(COMPILER_STACK)
+        .spawn(move || execute(cli));
     let code = match worker {
         Ok(handle) => handle.join().unwrap_or(101),
         // No thread could be started: run on this one.
@@ -101,9 +103,23 @@ fn main() -> ExitCode {
 fn execute(cli: Cli) -> u8 {
     match cli.command {
         Command::Check { file } => with_program(&file, |_, _| 0),
-        Command::Run { interp, check_drops, oracle, time, file, args } => {
-            run(&file, args, RunFlags { interp, check_drops, oracle, time })
-        }
+        Command::Run {
+            interp,
+            check_drops,
+            oracle,
+            time,
+            file,
+            args,
+        } => run(
+            &file,
+            args,
+            RunFlags {
+                interp,
+                check_drops,
+                oracle,
+                time,
+            },
+        ),
         Command::Explain { file } => with_analysis(&file, |a, path| {
             print!("{}", ownership::explain(a, path));
             0
@@ -256,9 +272,17 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
         return outcome.exit_code.clamp(0, 255) as u8;
     }
     let site_names = match driver::analysis(&db, file) {
-        Some(a) => ownership::alloc_sites(a).into_iter().map(|s| s.description).collect(),
+        Some(a) => ownership::alloc_sites(a)
+            .into_iter()
+            .map(|s| s.description)
+            .collect(),
         None => Vec::new(),
     };
-    let opts = codegen::Options { path: shown, args, time: flags.time, site_names };
+    let opts = codegen::Options {
+        path: shown,
+        args,
+        time: flags.time,
+        site_names,
+    };
     codegen::run(&program, &opts).clamp(0, 255) as u8
 }

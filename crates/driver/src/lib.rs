@@ -55,7 +55,10 @@ impl Db for Database {
 impl Database {
     /// Names of the functions lowered since the last call, in order.
     pub fn take_lowering_log(&self) -> Vec<String> {
-        self.lowered.lock().map(|mut l| std::mem::take(&mut *l)).unwrap_or_default()
+        self.lowered
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default()
     }
 }
 
@@ -91,7 +94,10 @@ pub struct Parsed {
 #[salsa::tracked(returns(ref))]
 pub fn parse(db: &dyn Db, file: SourceFile) -> Parsed {
     let (ast, diagnostics) = syntax::parse(file.text(db));
-    Parsed { ast: Arc::new(ast), diagnostics }
+    Parsed {
+        ast: Arc::new(ast),
+        diagnostics,
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,7 +110,11 @@ struct Items {
 #[salsa::tracked(returns(ref))]
 fn items(db: &dyn Db, file: SourceFile) -> Items {
     let (tree, fn_spans, diagnostics) = check::lower_items(&parse(db, file).ast);
-    Items { tree: Arc::new(tree), fn_spans, diagnostics }
+    Items {
+        tree: Arc::new(tree),
+        fn_spans,
+        diagnostics,
+    }
 }
 
 /// Types and signatures without positions: unchanged (and so not
@@ -137,7 +147,13 @@ pub fn functions(db: &dyn Db, file: SourceFile) -> Vec<FnItem<'_>> {
             let offset = def.span.start;
             let mut rel = def.clone();
             rebase::fn_def(&mut rel, -(offset as i64));
-            out.push(FnItem::new(db, file, out.len() as u32, Arc::new(rel), offset));
+            out.push(FnItem::new(
+                db,
+                file,
+                out.len() as u32,
+                Arc::new(rel),
+                offset,
+            ));
         }
     }
     out
@@ -158,7 +174,11 @@ pub fn lower_fn<'db>(db: &'db dyn Db, f: FnItem<'db>) -> LoweredFn {
     let tree = item_tree(db, *f.file(db));
     let id = FnId::from_raw(RawIdx::from_u32(f.index(db)));
     let (body, source_map, diagnostics) = check::lower_body(tree, id, def);
-    LoweredFn { body: Arc::new(body), source_map: Arc::new(source_map), diagnostics }
+    LoweredFn {
+        body: Arc::new(body),
+        source_map: Arc::new(source_map),
+        diagnostics,
+    }
 }
 
 /// Every diagnostic of the file, sorted by position. Syntax errors stop
@@ -216,7 +236,9 @@ pub fn program(db: &dyn Db, file: SourceFile) -> Option<Arc<Program>> {
 /// The ownership analysis of the checked program.
 #[salsa::tracked(returns(ref))]
 pub fn analysis(db: &dyn Db, file: SourceFile) -> Option<Shared<ownership::Analysis>> {
-    program(db, file).as_ref().map(|p| Shared(Arc::new(ownership::analyze(p))))
+    program(db, file)
+        .as_ref()
+        .map(|p| Shared(Arc::new(ownership::analyze(p))))
 }
 
 /// Renders diagnostics as `path:line:col: error: ...` with the source line
@@ -231,6 +253,8 @@ pub fn runnable_program(db: &dyn Db, file: SourceFile, gc: bool) -> Option<Arc<P
     if gc {
         program(db, file).clone()
     } else {
-        analysis(db, file).as_ref().map(|a| Arc::new(a.program.clone()))
+        analysis(db, file)
+            .as_ref()
+            .map(|a| Arc::new(a.program.clone()))
     }
 }

@@ -139,7 +139,12 @@ fn expr(e: &mut Expr, delta: i64) {
             expr(callee, delta);
             exprs(args, delta);
         }
-        ExprKind::Method { receiver, name: n, args, .. } => {
+        ExprKind::Method {
+            receiver,
+            name: n,
+            args,
+            ..
+        } => {
             expr(receiver, delta);
             name(n, delta);
             exprs(args, delta);

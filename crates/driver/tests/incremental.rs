@@ -46,7 +46,8 @@ fn whitespace_before_a_function_relowers_nothing() {
     let file = SourceFile::new(&db, "t.ssp".to_string(), BEFORE.to_string());
     assert!(driver::program(&db, file).is_some());
     db.take_lowering_log();
-    file.set_text(&mut db).to(format!("\n\n// a comment\n{BEFORE}"));
+    file.set_text(&mut db)
+        .to(format!("\n\n// a comment\n{BEFORE}"));
     assert!(driver::program(&db, file).is_some());
     assert!(db.take_lowering_log().is_empty());
 }

@@ -676,7 +676,10 @@ impl Program {
         &self.source_maps[f.into_raw().into_u32() as usize]
     }
     pub fn fn_span(&self, f: FnId) -> Span {
-        self.fn_spans.get(f.into_raw().into_u32() as usize).copied().unwrap_or_default()
+        self.fn_spans
+            .get(f.into_raw().into_u32() as usize)
+            .copied()
+            .unwrap_or_default()
     }
     pub fn main(&self) -> Option<FnId> {
         self.items.fn_by_name("main")
