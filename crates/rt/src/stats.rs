@@ -100,6 +100,9 @@ pub fn exit_report(rt: &Rt) -> String {
                 t.fast_allocs, t.slow_allocs, t.frees, t.pages_committed, t.pages_released
             );
         }
+        if cfg!(feature = "stats-full") {
+            let _ = writeln!(out, "{}", lifetime_line(&s.tier));
+        }
         if rt.settings.gc_stats == StatsMode::Sites {
             let mut sites: Vec<(u32, u64, u64)> = rt
                 .sites
@@ -126,4 +129,28 @@ pub fn exit_report(rt: &Rt) -> String {
         let _ = writeln!(out, "live blocks: {}", s.live_blocks());
     }
     out
+}
+
+/// `lifetimes (allocations survived, 1 in N sampled): 0: n, 1: n, 2-3: n, ...`,
+/// the nonzero buckets of the full tier's histogram.
+pub fn lifetime_line(t: &TierStats) -> String {
+    let mut line = format!(
+        "lifetimes (allocations survived, 1 in {} sampled):",
+        t.lifetime_sample_period
+    );
+    let mut first = true;
+    for (i, &n) in t.lifetime_histogram.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let range = match i {
+            0 => "0".to_string(),
+            1 => "1".to_string(),
+            _ => format!("{}-{}", 1u64 << (i - 1), (1u64 << i) - 1),
+        };
+        line.push_str(if first { " " } else { ", " });
+        first = false;
+        let _ = write!(line, "{range}: {n}");
+    }
+    line
 }

@@ -282,3 +282,15 @@ fn derived_counts_survive_collections() {
         assert_eq!(t.class_histogram.iter().sum::<u64>(), 2 * n);
     }
 }
+
+#[test]
+fn lifetime_line_names_the_nonzero_buckets() {
+    let mut h = heap::<FullStats>();
+    h.tier.set_sample_period(1);
+    churn(&mut h, 100, 3, 32);
+    assert_eq!(
+        rt::stats::lifetime_line(&h.tier_stats()),
+        "lifetimes (allocations survived, 1 in 1 sampled): 0: 1, 1: 1, 2-3: 98"
+    );
+    h.release_all();
+}
