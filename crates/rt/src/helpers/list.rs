@@ -439,6 +439,7 @@ mod tests {
 
     #[test]
     fn push_grows_in_place_then_copies() {
+        let _lock = crate::helpers::test_lock();
         unsafe {
             let a = sspur_list_grow(0, 0, 1, 8, 0, 0);
             (a as *mut u64).write(1);

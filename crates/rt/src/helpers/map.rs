@@ -323,6 +323,7 @@ mod tests {
 
     #[test]
     fn insertion_order_survives_replace_remove_and_growth() {
+        let _lock = crate::helpers::test_lock();
         unsafe {
             let m = sspur_map_new(KEY_WORD, 0);
             for k in [5u64, 1, 9] {
@@ -350,6 +351,7 @@ mod tests {
 
     #[test]
     fn string_keys_compare_by_bytes() {
+        let _lock = crate::helpers::test_lock();
         let (a, b) = (String::from("key"), String::from("key"));
         unsafe {
             let m = sspur_map_new(KEY_STR, 0);

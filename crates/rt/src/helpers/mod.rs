@@ -91,3 +91,11 @@ pub extern "C" fn sspur_range(lo: i64, hi: i64, site: u32) -> Pair {
     }
     Pair(p as u64, n)
 }
+
+/// The runtime is single-threaded and global: unit tests that allocate
+/// take this lock so the test harness's threads never share it.
+#[cfg(test)]
+pub(crate) fn test_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}

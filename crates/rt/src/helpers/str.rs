@@ -381,6 +381,7 @@ mod tests {
 
     #[test]
     fn splitting_matches_rust() {
+        let _lock = crate::helpers::test_lock();
         let cases: &[(&str, &str)] = &[
             ("a,b,,c", ","),
             ("", ","),
@@ -420,6 +421,7 @@ mod tests {
 
     #[test]
     fn tests_and_find() {
+        let _lock = crate::helpers::test_lock();
         let (s, t) = ("hello", "ll");
         unsafe {
             assert_eq!(

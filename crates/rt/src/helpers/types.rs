@@ -393,6 +393,7 @@ mod tests {
 
     #[test]
     fn shows_scalars_and_strings() {
+        let _lock = crate::helpers::test_lock();
         let table = vec![
             TyDesc::Int,
             TyDesc::F64,
@@ -424,6 +425,7 @@ mod tests {
 
     #[test]
     fn shows_containers() {
+        let _lock = crate::helpers::test_lock();
         let table = vec![
             TyDesc::Int,
             TyDesc::Str,
@@ -466,6 +468,7 @@ mod tests {
 
     #[test]
     fn equality_and_hash_agree() {
+        let _lock = crate::helpers::test_lock();
         let table = vec![TyDesc::Str, TyDesc::F64];
         let (x, y) = ("abc".to_string(), "abc".to_string());
         let a = [x.as_ptr() as u64, 3];
