@@ -13,8 +13,8 @@ mod state;
 pub mod stats;
 pub mod tier;
 
-/// String, list, map and display helpers called by compiled code (owned by
-/// the native backend's engineer; built on the core allocator API).
+/// String, list, map and display helpers called by compiled code, built on
+/// the core allocator API; their value layout is the native backend's.
 pub mod helpers;
 
 pub use abi::*;

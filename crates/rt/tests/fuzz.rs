@@ -1,4 +1,4 @@
-//! A random walk in the style of snmalloc's fuzzer: allocate (and fill with
+//! A random walk in the style of an allocator fuzzer: allocate (and fill with
 //! a pattern), free, check every live block's pattern, collect, all against a
 //! model. The live blocks are reachable from one registered root (a pointer
 //! table in the heap), so the collector must keep exactly those.
