@@ -7,11 +7,17 @@
 //! - `bench [RUNS] [PROGRAMS...]`: whole-process wall time and peak RSS of
 //!   `sspur run` against `sspur run --interp`, each with and without
 //!   `SSPUR_MEM=gc`, alternating runs, medians (outputs checked first).
+//! - `bench --suite [RUNS] [NAMES...]`: the programs in `bench/` against
+//!   their Rust references (`rustc -O`) and, where present and g++ is
+//!   installed, C++ references (`g++ -O2`), built into `target/bench/`:
+//!   Sspur default and `SSPUR_MEM=gc` beside them, wall time and peak RSS,
+//!   medians over alternating runs, ratios against Rust; then where the
+//!   memory went, from one `SSPUR_GC_STATS=1` run of each mode.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask run FILE [ARGS]...\n       cargo xtask interp FILE [ARGS]...\n       cargo xtask bench [RUNS] [examples/NAME.ssp...]";
+const USAGE: &str = "usage: cargo xtask run FILE [ARGS]...\n       cargo xtask interp FILE [ARGS]...\n       cargo xtask bench [RUNS] [examples/NAME.ssp...]\n       cargo xtask bench --suite [RUNS] [NAME...]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -20,6 +26,7 @@ fn main() -> ExitCode {
     match task.as_deref() {
         Some("run") if !rest.is_empty() => run_sspur(&[], &rest),
         Some("interp") if !rest.is_empty() => run_sspur(&["--interp"], &rest),
+        Some("bench") if rest.first().is_some_and(|a| a == "--suite") => suite(&rest[1..]),
         Some("bench") => bench(&rest),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
@@ -194,9 +201,6 @@ fn measure(
     program: &str,
     stdin: &[u8],
 ) -> Result<(Vec<u8>, (f64, f64)), String> {
-    use std::io::{Read, Write};
-    use std::os::unix::process::ExitStatusExt;
-    use std::process::Stdio;
     let mut cmd = Command::new(exe);
     cmd.arg("run").args(mode.flags).arg(program);
     if mode.gc {
@@ -204,6 +208,16 @@ fn measure(
     } else {
         cmd.env_remove("SSPUR_MEM");
     }
+    measure_command(cmd, stdin)
+}
+
+/// Runs a prepared command once with `stdin` fed to it: its stdout, and
+/// (wall seconds, peak RSS in MB) from the child's own rusage (wait4), so
+/// the measuring process's memory never counts.
+fn measure_command(mut cmd: Command, stdin: &[u8]) -> Result<(Vec<u8>, (f64, f64)), String> {
+    use std::io::{Read, Write};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
     let start = std::time::Instant::now();
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -237,4 +251,347 @@ fn measure(
         return Err(format!("exited with {code}"));
     }
     Ok((out, (secs, usage.ru_maxrss as f64 / 1024.0)))
+}
+
+/// One contender in the suite: how to run it for a program.
+struct Runner {
+    name: &'static str,
+    exe: PathBuf,
+    /// Runs `sspur run PROGRAM` instead of the executable alone.
+    sspur: bool,
+    gc: bool,
+}
+
+impl Runner {
+    fn command(&self, program: &std::path::Path) -> Command {
+        let mut cmd = Command::new(&self.exe);
+        if self.sspur {
+            cmd.arg("run").arg(program);
+        }
+        cmd.env_remove("SSPUR_GC_STATS");
+        if self.gc {
+            cmd.env("SSPUR_MEM", "gc");
+        } else {
+            cmd.env_remove("SSPUR_MEM");
+        }
+        cmd
+    }
+}
+
+/// Compiles a reference into `out` unless `out` is newer than `src`; false
+/// (after saying why) when the compiler fails.
+fn compile_reference(
+    compiler: &str,
+    flags: &[&str],
+    src: &std::path::Path,
+    out: &std::path::Path,
+) -> bool {
+    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Some(s), Some(o)) = (modified(src), modified(out)) {
+        if o > s {
+            return true;
+        }
+    }
+    match Command::new(compiler)
+        .args(flags)
+        .arg("-o")
+        .arg(out)
+        .arg(src)
+        .status()
+    {
+        Ok(s) if s.success() => true,
+        Ok(s) => {
+            eprintln!("xtask: {compiler} {} failed ({s})", src.display());
+            false
+        }
+        Err(e) => {
+            eprintln!("xtask: cannot run {compiler}: {e}");
+            false
+        }
+    }
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The programs of the suite: `bench/NAME.ssp` for each NAME given, or all
+/// of them in name order.
+fn suite_programs(names: &[String]) -> Result<Vec<String>, String> {
+    let dir = root().join("bench");
+    if !names.is_empty() {
+        for n in names {
+            if !dir.join(format!("{n}.ssp")).exists() {
+                return Err(format!("no bench/{n}.ssp"));
+            }
+        }
+        return Ok(names.to_vec());
+    }
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            if p.extension()? != "ssp" {
+                return None;
+            }
+            Some(p.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// Where one program's memory went, from an `SSPUR_GC_STATS=1` run:
+/// (freed at last use, left for the collector, collected) in MB, the
+/// number of collections and the peak heap in MB.
+#[derive(Default, Clone, Copy)]
+struct GcStats {
+    freed_mb: f64,
+    left_mb: f64,
+    collected_mb: f64,
+    collections: u64,
+    peak_mb: f64,
+}
+
+/// Parses the exit report; lines it does not know are skipped.
+fn parse_gc_stats(report: &str) -> GcStats {
+    let mb_of = |rest: &str| {
+        // "N blocks, B bytes" or "B bytes"
+        let bytes = rest
+            .split(',')
+            .find_map(|part| part.trim().strip_suffix(" bytes"))
+            .and_then(|b| b.trim().parse::<f64>().ok())
+            .unwrap_or(0.0);
+        bytes / (1024.0 * 1024.0)
+    };
+    let mut s = GcStats::default();
+    for line in report.lines() {
+        if let Some(rest) = line.strip_prefix("freed at last use:") {
+            s.freed_mb = mb_of(rest);
+        } else if let Some(rest) = line.strip_prefix("left for the collector:") {
+            s.left_mb = mb_of(rest);
+        } else if let Some(rest) = line.strip_prefix("collected:") {
+            s.collected_mb = mb_of(rest);
+        } else if let Some(rest) = line.strip_prefix("collections:") {
+            s.collections = rest.trim().parse().unwrap_or(0);
+        } else if let Some(rest) = line.strip_prefix("peak heap:") {
+            s.peak_mb = mb_of(rest);
+        }
+    }
+    s
+}
+
+fn gc_stats(runner: &Runner, program: &std::path::Path) -> Result<GcStats, String> {
+    let mut cmd = runner.command(program);
+    cmd.env("SSPUR_GC_STATS", "1")
+        .stdin(std::process::Stdio::null());
+    let out = cmd.output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("exited with {}", out.status));
+    }
+    Ok(parse_gc_stats(&String::from_utf8_lossy(&out.stderr)))
+}
+
+fn suite(rest: &[String]) -> ExitCode {
+    let (runs, names): (usize, &[String]) = match rest.first().map(|r| r.parse::<usize>()) {
+        Some(Ok(n)) if n > 0 => (n, &rest[1..]),
+        _ => (5, rest),
+    };
+    let programs = match suite_programs(names) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !build_release() {
+        return ExitCode::from(1);
+    }
+    let bench = root().join("bench");
+    let out_dir = root().join("target/bench");
+    if let Err(e) = std::fs::create_dir_all(&out_dir) {
+        eprintln!("xtask: cannot create {}: {e}", out_dir.display());
+        return ExitCode::from(1);
+    }
+    let gpp = have("g++");
+    let sspur = root().join("target/release/sspur");
+    let mut rows = Vec::new();
+    let mut stats_rows = Vec::new();
+    for name in &programs {
+        let program = bench.join(format!("{name}.ssp"));
+        let expected = match std::fs::read(bench.join(format!("{name}.stdout"))) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("xtask: bench/{name}.stdout: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let stdin = std::fs::read(bench.join(format!("{name}.stdin"))).unwrap_or_default();
+        let mut runners = vec![
+            Runner {
+                name: "sspur",
+                exe: sspur.clone(),
+                sspur: true,
+                gc: false,
+            },
+            Runner {
+                name: "sspur gc",
+                exe: sspur.clone(),
+                sspur: true,
+                gc: true,
+            },
+        ];
+        let rust_src = bench.join(format!("rust/{name}.rs"));
+        if rust_src.exists() {
+            let exe = out_dir.join(format!("{name}-rust"));
+            if !compile_reference("rustc", &["-O", "--edition", "2021"], &rust_src, &exe) {
+                return ExitCode::from(1);
+            }
+            runners.push(Runner {
+                name: "rust",
+                exe,
+                sspur: false,
+                gc: false,
+            });
+        }
+        let cpp_src = bench.join(format!("cpp/{name}.cpp"));
+        if gpp && cpp_src.exists() {
+            let exe = out_dir.join(format!("{name}-cpp"));
+            if !compile_reference("g++", &["-O2", "-std=c++17"], &cpp_src, &exe) {
+                return ExitCode::from(1);
+            }
+            runners.push(Runner {
+                name: "c++",
+                exe,
+                sspur: false,
+                gc: false,
+            });
+        }
+        // Outputs first: a wrong answer is not a benchmark result. This run
+        // also warms the page cache.
+        for r in &runners {
+            match measure_command(r.command(&program), &stdin) {
+                Ok((out, _)) if out == expected => {}
+                Ok(_) => {
+                    eprintln!(
+                        "xtask: {name} ({}) printed something else than bench/{name}.stdout",
+                        r.name
+                    );
+                    return ExitCode::from(1);
+                }
+                Err(e) => {
+                    eprintln!("xtask: {name} ({}): {e}", r.name);
+                    return ExitCode::from(1);
+                }
+            }
+        }
+        let mut samples: Vec<Vec<(f64, f64)>> = vec![Vec::new(); runners.len()];
+        for _ in 0..runs {
+            for (r, runner) in runners.iter().enumerate() {
+                match measure_command(runner.command(&program), &stdin) {
+                    Ok((_, sample)) => samples[r].push(sample),
+                    Err(e) => {
+                        eprintln!("xtask: {name} ({}): {e}", runner.name);
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+        }
+        let medians: Vec<(&str, f64, f64)> = runners
+            .iter()
+            .zip(&samples)
+            .map(|(r, s)| {
+                (
+                    r.name,
+                    median(s.iter().map(|x| x.0).collect()),
+                    median(s.iter().map(|x| x.1).collect()),
+                )
+            })
+            .collect();
+        let mut stats = Vec::new();
+        for r in runners.iter().filter(|r| r.sspur) {
+            match gc_stats(r, &program) {
+                Ok(s) => stats.push((r.name, s)),
+                Err(e) => {
+                    eprintln!("xtask: {name} ({}, SSPUR_GC_STATS=1): {e}", r.name);
+                    return ExitCode::from(1);
+                }
+            }
+        }
+        rows.push((name.clone(), medians));
+        stats_rows.push((name.clone(), stats));
+    }
+    print_suite(runs, gpp, &rows, &stats_rows);
+    ExitCode::SUCCESS
+}
+
+type SuiteRow = (String, Vec<(&'static str, f64, f64)>);
+type StatsRow = (String, Vec<(&'static str, GcStats)>);
+
+/// Prints the tables as Markdown, so they paste into bench/README.md.
+fn print_suite(runs: usize, gpp: bool, rows: &[SuiteRow], stats_rows: &[StatsRow]) {
+    println!(
+        "{runs} alternating runs each, medians; wall time (s) and peak RSS (MB) of the whole process{}",
+        if gpp { "" } else { "; g++ not found, no C++" }
+    );
+    println!();
+    let columns = ["sspur", "sspur gc", "rust", "c++"];
+    print!("| program |");
+    for c in columns {
+        print!(" {c} s | {c} MB |");
+    }
+    println!(" sspur/rust time | sspur/rust mem | gc/rust time | gc/rust mem |");
+    print!("|---|");
+    for _ in 0..columns.len() * 2 + 4 {
+        print!("---:|");
+    }
+    println!();
+    for (name, medians) in rows {
+        print!("| {name} |");
+        let get = |c: &str| medians.iter().find(|m| m.0 == c).map(|m| (m.1, m.2));
+        for c in columns {
+            match get(c) {
+                Some((s, mb)) => print!(" {s:.3} | {mb:.1} |"),
+                None => print!(" - | - |"),
+            }
+        }
+        let ratio = |c: &str, mem: bool| match (get(c), get("rust")) {
+            (Some(a), Some(r)) => {
+                let (x, y) = if mem { (a.1, r.1) } else { (a.0, r.0) };
+                if y > 0.0 {
+                    format!("{:.2}", x / y)
+                } else {
+                    "-".into()
+                }
+            }
+            _ => "-".into(),
+        };
+        println!(
+            " {} | {} | {} | {} |",
+            ratio("sspur", false),
+            ratio("sspur", true),
+            ratio("sspur gc", false),
+            ratio("sspur gc", true)
+        );
+    }
+    println!();
+    println!(
+        "Where the memory went (SSPUR_GC_STATS=1, one run each; MB allocated over the whole run)"
+    );
+    println!();
+    println!("| program | mode | freed at last use MB | left for the collector MB | collected MB | collections | peak heap MB |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (name, stats) in stats_rows {
+        for (mode, s) in stats {
+            println!(
+                "| {name} | {mode} | {:.1} | {:.1} | {:.1} | {} | {:.1} |",
+                s.freed_mb, s.left_mb, s.collected_mb, s.collections, s.peak_mb
+            );
+        }
+    }
 }
