@@ -1,7 +1,8 @@
-// Rust reference for bench/strings.ssp: the words are pushed as owned
-// strings, joined, lower-cased into a second string, split into borrowed
-// words, counted into an insertion-ordered map and ranked by two stable
-// sorts of a copied entry list.
+// Rust reference for bench/strings.ssp: each word is built as an owned
+// string and appended to the text (Sspur's push-then-join never builds the
+// list), then the text is lower-cased into a second string, split into
+// borrowed words, counted into an insertion-ordered map and ranked by two
+// stable sorts of a copied entry list.
 
 use std::collections::HashMap;
 
@@ -37,12 +38,15 @@ fn counts<'a>(words: &[&'a str]) -> Vec<(&'a str, i64)> {
 
 fn round(r: i64, n: i64) -> String {
     let mut seed = 42 + r;
-    let mut parts: Vec<String> = Vec::new();
-    for _ in 0..n {
+    let mut text = String::new();
+    for i in 0..n {
         seed = (seed * 1103515245 + 12345) % 2147483648;
-        parts.push(word((seed / 65536) % 1000));
+        let w = word((seed / 65536) % 1000);
+        if i > 0 {
+            text.push(' ');
+        }
+        text.push_str(&w);
     }
-    let text = parts.join(" ");
     let lower = text.to_ascii_lowercase();
     let words: Vec<&str> = lower.split_ascii_whitespace().collect();
     let counts = counts(&words);
