@@ -95,14 +95,14 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize) {
     let mut found: Vec<usize> = Vec::new();
     // The stack: dead words may point at quarantined blocks; not reported.
     for &w in regs {
-        mark_word(rt, w, &mut stack, None);
+        mark_root_word(rt, w, &mut stack);
     }
     let base = rt.stack_base;
     valgrind_make_defined(sp, base - sp);
     let mut a = sp;
     while a + 8 <= base {
         let w = unsafe { *(a as *const usize) };
-        mark_word(rt, w, &mut stack, None);
+        mark_root_word(rt, w, &mut stack);
         a += 8;
     }
     for i in 0..rt.roots.len() {
@@ -148,7 +148,32 @@ fn prepare(rt: &mut Rt) {
     }
 }
 
-/// Marks the block `w` points into, and the block it is one past the end of.
+/// Marks the block a stack or register word points into, and the block it
+/// is one past the end of: compiled code may hold a derived end pointer (a
+/// loop cursor past the last element) only in a register or stack slot.
+#[inline]
+fn mark_root_word(rt: &mut Rt, w: usize, stack: &mut Vec<(usize, usize)>) {
+    if w < rt.heap.lo || w > rt.heap.hi {
+        return;
+    }
+    // Dead stack words may point at quarantined blocks: not reported.
+    mark_addr(rt, w, stack, None);
+    if w > 0 {
+        // The same word is just as likely the start of the next block, so a
+        // freed block reached only this way is kept but not reported.
+        if let Some((id, i)) = rt.heap.lookup(w - 1) {
+            let p = &rt.heap.pages[id];
+            if p.block_addr(i) + p.block_size == w {
+                mark_block(rt, id, i, stack, None);
+            }
+        }
+    }
+}
+
+/// Marks the block a heap or registered-root word points into. No end
+/// pointer is ever stored (an empty view is `(0, 0)`), and applying the
+/// end rule here would let every block that points at its neighbour keep
+/// the one allocated before it alive, chaining through whole structures.
 #[inline]
 fn mark_word(
     rt: &mut Rt,
@@ -160,18 +185,6 @@ fn mark_word(
         return;
     }
     mark_addr(rt, w, stack, found);
-    if w > 0 {
-        // A one-past-the-end pointer lands on the next block's start (or
-        // outside the heap); keep the block it ends. The same word is just
-        // as likely the start of the next block, so a freed block reached
-        // only this way is kept but not reported as an unsound free.
-        if let Some((id, i)) = rt.heap.lookup(w - 1) {
-            let p = &rt.heap.pages[id];
-            if p.block_addr(i) + p.block_size == w {
-                mark_block(rt, id, i, stack, None);
-            }
-        }
-    }
 }
 
 #[inline]

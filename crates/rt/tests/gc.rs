@@ -172,6 +172,48 @@ fn table_of_blocks(n: usize) -> (usize, Vec<usize>) {
     (table as usize ^ MASK, blocks)
 }
 
+/// A heap word pointing at a block's start does not also keep the block
+/// allocated just before it (the end-pointer rule is for stack words only),
+/// or every structure whose nodes point at their neighbours would keep all
+/// garbage allocated before it.
+#[test]
+fn heap_words_at_a_block_start_keep_only_that_block() {
+    on_fresh_stack(neighbour_body);
+}
+
+#[inline(never)]
+fn neighbour_body() {
+    let _g = fresh(Settings::DEFAULT);
+    static mut TABLE: usize = 0;
+    rt::add_root(&raw const TABLE);
+    let (table, garbage, live) = interleaved(200);
+    set_global(&raw mut TABLE, table);
+    collect();
+    assert!(
+        live.iter().all(|&m| masked_allocated(m)),
+        "live blocks were reclaimed"
+    );
+    assert_reclaimed(&garbage, "blocks allocated just before a live one");
+    unsafe { TABLE = 0 };
+}
+
+/// A table of `n` live pointer blocks, each allocated right after a
+/// garbage block of the same class (so its start is the garbage's end).
+#[inline(never)]
+fn interleaved(n: usize) -> (usize, Vec<usize>, Vec<usize>) {
+    let table = alloc(n * 8, 1);
+    let (mut garbage, mut live) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let g = alloc(32, 1);
+        let l = alloc(32, 1);
+        assert_eq!(g as usize + 32, l as usize, "adjacent blocks of one class");
+        unsafe { *word(table, i) = l as usize };
+        garbage.push(g as usize ^ MASK);
+        live.push(l as usize ^ MASK);
+    }
+    (table as usize ^ MASK, garbage, live)
+}
+
 /// The only reference sits in a callee-saved register across the collection.
 #[test]
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
