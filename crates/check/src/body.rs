@@ -35,41 +35,9 @@ pub fn lower_body(
     with_big_stack(|| lower_body_here(items, f, def))
 }
 
-/// Runs `work` on a thread with a [`STACK_SIZE`] stack, or on the current
-/// one if no thread can be started.
+/// Runs `work` on a thread with a [`STACK_SIZE`] stack.
 pub(crate) fn with_big_stack<R: Send>(work: impl FnOnce() -> R + Send) -> R {
-    let work = std::sync::Mutex::new(Some(work));
-    let run = || {
-        let w = work.lock().ok().and_then(|mut g| g.take());
-        w.map(|w| w())
-    };
-    let on_thread = std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("sspur-check".into())
-            .stack_size(STACK_SIZE)
-            .spawn_scoped(scope, run);
-        match worker {
-            Ok(handle) => match handle.join() {
-                Ok(out) => out,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            Err(_) => None,
-        }
-    });
-    match on_thread {
-        Some(r) => r,
-        // No thread could be started: work on the current stack.
-        None => {
-            let w = match work.into_inner() {
-                Ok(w) => w,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            match w {
-                Some(w) => w(),
-                None => unreachable!("the work ran on the thread"),
-            }
-        }
-    }
+    stdx::with_big_stack(STACK_SIZE, "sspur-check", work)
 }
 
 /// [`lower_body`] on the current thread (its caller provides the stack).

@@ -88,16 +88,16 @@ const COMPILER_STACK: usize = 512 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let worker = std::thread::Builder::new()
-        .stack_size(COMPILER_STACK)
-        .spawn(move || execute(cli));
-    let code = match worker {
-        Ok(handle) => handle.join().unwrap_or(101),
-        // No thread could be started: run on this one.
-        Err(_) => execute(Cli::parse()),
-    };
+    let code = stdx::with_big_stack(COMPILER_STACK, "sspur", || execute(cli));
     let _ = std::io::stdout().flush();
     ExitCode::from(code)
+}
+
+/// Writes a report to stdout; a closed pipe (`sspur emit clif f | head`)
+/// ends the output quietly instead of panicking like `print!`.
+fn emit_text(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 fn execute(cli: Cli) -> u8 {
@@ -121,24 +121,24 @@ fn execute(cli: Cli) -> u8 {
             },
         ),
         Command::Explain { file } => with_analysis(&file, |a, path| {
-            print!("{}", ownership::explain(a, path));
+            emit_text(&ownership::explain(a, path));
             0
         }),
         Command::Emit { what, file } => match what {
             Emit::Ir => with_program(&file, |p, _| {
-                print!("{}", ir::pretty::program(p));
+                emit_text(&ir::pretty::program(p));
                 0
             }),
             Emit::Drops => with_analysis(&file, |a, _| {
-                print!("{}", ownership::emit_drops(a));
+                emit_text(&ownership::emit_drops(a));
                 0
             }),
             Emit::Summaries => with_analysis(&file, |a, _| {
-                print!("{}", ownership::emit_summaries(a));
+                emit_text(&ownership::emit_summaries(a));
                 0
             }),
             Emit::Clif => with_runnable(&file, |p, _| {
-                print!("{}", codegen::emit_clif(p));
+                emit_text(&codegen::emit_clif(p));
                 0
             }),
         },
@@ -212,7 +212,7 @@ fn with_runnable(path: &std::path::Path, f: impl FnOnce(&ir::Program, &str) -> u
 fn checked(db: &Database, file: SourceFile) -> Option<Arc<ir::Program>> {
     let diags = driver::diagnostics(db, file);
     if !diags.is_empty() {
-        eprint!("{}", driver::render(db, file, diags));
+        let _ = std::io::stderr().write_all(driver::render(db, file, diags).as_bytes());
         return None;
     }
     driver::program(db, file).clone()

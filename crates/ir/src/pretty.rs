@@ -65,40 +65,9 @@ pub fn function(items: &ItemTree, f: FnId, body: &Body) -> String {
     with_big_stack(|| function_here(items, f, body))
 }
 
-/// Runs `work` on a thread with a 256 MB stack (reserved, not committed),
-/// or on the current one if no thread can be started.
+/// Runs `work` on a thread with a 256 MB stack (reserved, not committed).
 fn with_big_stack<R: Send>(work: impl FnOnce() -> R + Send) -> R {
-    let work = std::sync::Mutex::new(Some(work));
-    let run = || {
-        let w = work.lock().ok().and_then(|mut g| g.take());
-        w.map(|w| w())
-    };
-    let on_thread = std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("sspur-pretty".into())
-            .stack_size(256 << 20)
-            .spawn_scoped(scope, run);
-        match worker {
-            Ok(handle) => match handle.join() {
-                Ok(out) => out,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            Err(_) => None,
-        }
-    });
-    match on_thread {
-        Some(r) => r,
-        None => {
-            let w = match work.into_inner() {
-                Ok(w) => w,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            match w {
-                Some(w) => w(),
-                None => unreachable!("the work ran on the thread"),
-            }
-        }
-    }
+    stdx::with_big_stack(256 << 20, "sspur-pretty", work)
 }
 
 fn function_here(items: &ItemTree, f: FnId, body: &Body) -> String {

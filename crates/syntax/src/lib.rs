@@ -121,19 +121,6 @@ pub fn lex_with_diagnostics(text: &str) -> (Vec<(Token, Span)>, Vec<Diagnostic>)
 /// Stack for the parsing thread; only the pages used are ever touched.
 const PARSE_STACK_BYTES: usize = 1 << 30;
 
-fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send + Copy) -> T {
-    std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .name("sspur-parse".to_string())
-            .stack_size(PARSE_STACK_BYTES)
-            .spawn_scoped(scope, f);
-        match spawned {
-            Ok(handle) => match handle.join() {
-                Ok(result) => result,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            // No thread available: run here (fine for all but pathological input).
-            Err(_) => f(),
-        }
-    })
+fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    stdx::with_big_stack(PARSE_STACK_BYTES, "sspur-parse", f)
 }
