@@ -166,22 +166,12 @@ fn write_ty(s: &mut String, items: &ItemTree, ty: &Ty) {
         }
         Ty::Tuple(ts) => {
             s.push('(');
-            for (i, t) in ts.iter().enumerate() {
-                if i > 0 {
-                    s.push_str(", ");
-                }
-                write_ty(s, items, t);
-            }
+            write_tys(s, items, ts);
             s.push(')');
         }
         Ty::Fn(ps, r) => {
             s.push_str("fn(");
-            for (i, t) in ps.iter().enumerate() {
-                if i > 0 {
-                    s.push_str(", ");
-                }
-                write_ty(s, items, t);
-            }
+            write_tys(s, items, ps);
             s.push_str(") -> ");
             write_ty(s, items, r);
         }
@@ -189,6 +179,16 @@ fn write_ty(s: &mut String, items: &ItemTree, ty: &Ty) {
             Some((_, d)) => s.push_str(&d.name),
             None => s.push_str("{unknown type}"),
         },
+    }
+}
+
+/// Types separated by `, `.
+fn write_tys(s: &mut String, items: &ItemTree, ts: &[Ty]) {
+    for (i, t) in ts.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        write_ty(s, items, t);
     }
 }
 
@@ -361,14 +361,25 @@ impl<'a> Printer<'a> {
     }
 
     fn args(&mut self, args: &[ExprId]) {
-        self.out.push('(');
-        for (i, a) in args.iter().enumerate() {
+        self.list('(', args, ')', |p, a| p.expr(a));
+    }
+
+    /// `open` items separated by `, ` `close`.
+    fn list<T: Copy>(
+        &mut self,
+        open: char,
+        items: &[T],
+        close: char,
+        mut each: impl FnMut(&mut Self, T),
+    ) {
+        self.out.push(open);
+        for (i, x) in items.iter().enumerate() {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            self.expr(*a);
+            each(self, *x);
         }
-        self.out.push(')');
+        self.out.push(close);
     }
 
     fn ctor_name(&self, ctor: Ctor) -> String {
@@ -522,16 +533,7 @@ impl<'a> Printer<'a> {
                     self.args(args);
                 }
             }
-            ExprKind::List(es) => {
-                self.out.push('[');
-                for (i, x) in es.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.expr(*x);
-                }
-                self.out.push(']');
-            }
+            ExprKind::List(es) => self.list('[', es, ']', |p, x| p.expr(x)),
             ExprKind::Range { lo, hi } => {
                 self.operand(*lo);
                 self.out.push_str("..");
@@ -542,16 +544,12 @@ impl<'a> Printer<'a> {
                 body: b,
                 captures,
             } => {
-                self.out.push('|');
-                for (i, p) in params.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    let n = self.local(*p);
-                    let t = self.ty(&body[*p].ty);
-                    let _ = write!(self.out, "{n}: {t}");
-                }
-                self.out.push_str("| ");
+                self.list('|', params, '|', |pr, p| {
+                    let n = pr.local(p);
+                    let t = pr.ty(&body[p].ty);
+                    let _ = write!(pr.out, "{n}: {t}");
+                });
+                self.out.push(' ');
                 if !captures.is_empty() {
                     let cs: Vec<String> = captures.iter().map(|c| self.local(*c)).collect();
                     let _ = write!(self.out, "[captures {}] ", cs.join(", "));
@@ -651,28 +649,12 @@ impl<'a> Printer<'a> {
                 self.out.push_str(&n);
             }
             PatKind::Lit(l) => lit(&mut self.out, l),
-            PatKind::Tuple(ps) => {
-                self.out.push('(');
-                for (i, q) in ps.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.pat(*q);
-                }
-                self.out.push(')');
-            }
+            PatKind::Tuple(ps) => self.list('(', ps, ')', |p, q| p.pat(q)),
             PatKind::Ctor { ctor, args } => {
                 let n = self.ctor_name(*ctor);
                 self.out.push_str(&n);
                 if !args.is_empty() {
-                    self.out.push('(');
-                    for (i, q) in args.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        self.pat(*q);
-                    }
-                    self.out.push(')');
+                    self.list('(', args, ')', |p, q| p.pat(q));
                 }
             }
         }
