@@ -10,6 +10,8 @@ pub mod map;
 mod mem;
 pub use mem::set_site_locs;
 pub mod str;
+#[cfg(test)]
+mod str_props;
 pub mod text;
 pub mod types;
 

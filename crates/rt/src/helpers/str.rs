@@ -150,24 +150,33 @@ pub unsafe extern "C" fn sspur_str_words(p: u64, len: u64, site: u32) -> Pair {
     list_of(p, pieces.into_iter(), site)
 }
 
-/// `s.lines` (Rust's `str::lines`: `\n` or `\r\n`, one trailing newline
-/// dropped).
+/// The lines of `b` as Rust's `str::lines` cuts them: at `\n` or `\r\n`,
+/// the last line's ending optional. A `\r` that no `\n` follows is part of
+/// its line, also at the very end (`"a\r"` is the one line `"a\r"`).
+pub(crate) fn lines_of(b: &[u8]) -> Vec<&[u8]> {
+    let mut pieces = Vec::new();
+    let mut rest = b;
+    while !rest.is_empty() {
+        let line = match rest.iter().position(|&c| c == b'\n') {
+            Some(i) => {
+                let line = &rest[..i];
+                rest = &rest[i + 1..];
+                line.strip_suffix(b"\r").unwrap_or(line)
+            }
+            None => std::mem::take(&mut rest),
+        };
+        pieces.push(line);
+    }
+    pieces
+}
+
+/// `s.lines` (Rust's `str::lines`, see [`lines_of`]).
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
 pub unsafe extern "C" fn sspur_str_lines(p: u64, len: u64, site: u32) -> Pair {
     let b = unsafe { bytes(p, len) };
-    let mut pieces = Vec::new();
-    let mut rest = b;
-    while !rest.is_empty() {
-        let (line, next) = match rest.iter().position(|&c| c == b'\n') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        pieces.push(view(line));
-        rest = next;
-    }
+    let pieces: Vec<Pair> = lines_of(b).into_iter().map(view).collect();
     list_of(p, pieces.into_iter(), site)
 }
 
@@ -277,6 +286,47 @@ fn is_boundary(b: &[u8], i: usize) -> bool {
     i == 0 || i >= b.len() || (b[i] as i8) >= -0x40
 }
 
+/// The byte range of `s.take(n)` (`which == 0`) or `s.drop(n)` with `n`
+/// clamped to the length, or the trap's message.
+pub(crate) fn take_drop_range(b: &[u8], n: i64, which: u64) -> Result<(usize, usize), String> {
+    if n < 0 {
+        return Err(format!("negative count: {n}"));
+    }
+    let k = (n as u64).min(b.len() as u64) as usize;
+    if !is_boundary(b, k) {
+        return Err(format!("not a character boundary: {k}"));
+    }
+    Ok(if which == 0 { (0, k) } else { (k, b.len()) })
+}
+
+/// The byte range of `s.slice(a, e)`, or the trap's message.
+pub(crate) fn slice_range(b: &[u8], a: i64, e: i64) -> Result<(usize, usize), String> {
+    let len = b.len();
+    if a < 0 || e < a || e as u64 > len as u64 {
+        return Err(format!("slice out of range: {a}..{e} of length {len}"));
+    }
+    for i in [a as usize, e as usize] {
+        if !is_boundary(b, i) {
+            return Err(format!("not a character boundary: {i}"));
+        }
+    }
+    Ok((a as usize, e as usize))
+}
+
+/// `s.to_int`'s value, or the trap's message.
+pub(crate) fn parse_int(b: &[u8]) -> Result<i64, String> {
+    let text = String::from_utf8_lossy(b);
+    text.parse::<i64>()
+        .map_err(|_| format!("invalid Int: {:?}", text))
+}
+
+/// `s.to_f64`'s value, or the trap's message.
+pub(crate) fn parse_f64(b: &[u8]) -> Result<f64, String> {
+    let text = String::from_utf8_lossy(b);
+    text.parse::<f64>()
+        .map_err(|_| format!("invalid F64: {:?}", text))
+}
+
 /// `s.take(n)` (0), `s.drop(n)` (1) with clamping, as a view; traps on a
 /// negative count or an offset inside a character.
 ///
@@ -290,15 +340,11 @@ pub unsafe extern "C" fn sspur_str_take_drop(
     loc: u64,
     loc_len: u64,
 ) -> Pair {
-    if n < 0 {
-        trap_at(&format!("negative count: {n}"), loc, loc_len);
-    }
     let b = unsafe { bytes(p, len) };
-    let k = (n as u64).min(len) as usize;
-    if !is_boundary(b, k) {
-        trap_at(&format!("not a character boundary: {k}"), loc, loc_len);
+    match take_drop_range(b, n, which) {
+        Ok((a, e)) => view(&b[a..e]),
+        Err(m) => trap_at(&m, loc, loc_len),
     }
-    view(if which == 0 { &b[..k] } else { &b[k..] })
 }
 
 /// `s.slice(a, b)`, a view; traps when out of range or off a boundary.
@@ -313,20 +359,11 @@ pub unsafe extern "C" fn sspur_str_slice(
     loc: u64,
     loc_len: u64,
 ) -> Pair {
-    if a < 0 || e < a || e as u64 > len {
-        trap_at(
-            &format!("slice out of range: {a}..{e} of length {len}"),
-            loc,
-            loc_len,
-        );
-    }
     let b = unsafe { bytes(p, len) };
-    for i in [a as usize, e as usize] {
-        if !is_boundary(b, i) {
-            trap_at(&format!("not a character boundary: {i}"), loc, loc_len);
-        }
+    match slice_range(b, a, e) {
+        Ok((a, e)) => view(&b[a..e]),
+        Err(m) => trap_at(&m, loc, loc_len),
     }
-    view(&b[a as usize..e as usize])
 }
 
 /// `s.to_int`; traps on text Rust's `i64` parser rejects.
@@ -334,10 +371,9 @@ pub unsafe extern "C" fn sspur_str_slice(
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
 pub unsafe extern "C" fn sspur_str_to_int(p: u64, len: u64, loc: u64, loc_len: u64) -> i64 {
-    let text = String::from_utf8_lossy(unsafe { bytes(p, len) });
-    match text.parse::<i64>() {
+    match parse_int(unsafe { bytes(p, len) }) {
         Ok(v) => v,
-        Err(_) => trap_at(&format!("invalid Int: {:?}", text), loc, loc_len),
+        Err(m) => trap_at(&m, loc, loc_len),
     }
 }
 
@@ -346,10 +382,9 @@ pub unsafe extern "C" fn sspur_str_to_int(p: u64, len: u64, loc: u64, loc_len: u
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
 pub unsafe extern "C" fn sspur_str_to_f64(p: u64, len: u64, loc: u64, loc_len: u64) -> u64 {
-    let text = String::from_utf8_lossy(unsafe { bytes(p, len) });
-    match text.parse::<f64>() {
+    match parse_f64(unsafe { bytes(p, len) }) {
         Ok(v) => v.to_bits(),
-        Err(_) => trap_at(&format!("invalid F64: {:?}", text), loc, loc_len),
+        Err(m) => trap_at(&m, loc, loc_len),
     }
 }
 
