@@ -460,8 +460,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 self.def_local(*local, &v);
             }
             StmtKind::Assign { local, value, old } => {
-                let before = self.use_local(*local);
                 let v = self.expr(*value)?;
+                // The old value is the one the store replaces: read after
+                // the right side, which may itself assign the local.
+                let before = self.use_local(*local);
                 self.def_local(*local, &v);
                 if self.sh.drops && before.len() == 2 {
                     match old {

@@ -1052,7 +1052,10 @@ impl<'p> Interp<'p> {
     #[inline(never)]
     fn exec_let(&mut self, fr: &mut Frame<'p>, pat: PatId, init: ExprId) -> R<()> {
         let v = self.eval(fr, init)?;
-        let share = is_place(fr.body, init);
+        // Binding a temporary moves the value; its uses decide sharing.
+        let temp = matches!(fr.body[pat].kind,
+            PatKind::Bind(t) if fr.body.locals[t].kind == LocalKind::Temp);
+        let share = !temp && is_place(fr.body, init);
         if !self.match_pat(fr, pat, &v, share) {
             return Err(Box::new(Ctrl::Fatal(
                 "internal error: a let pattern did not match".into(),
@@ -1379,6 +1382,10 @@ pub(crate) fn cmp_values(a: &Value, b: &Value) -> std::cmp::Ordering {
 /// reference.
 pub(crate) fn is_place(body: &Body, e: ExprId) -> bool {
     match &body[e].kind {
+        // A temporary of the ownership pass is its value moved, not a copy.
+        ExprKind::Local(l) if body.locals[*l].kind == LocalKind::Temp => {
+            body.temp_init(*l).is_some_and(|i| is_place(body, i))
+        }
         ExprKind::Local(_) | ExprKind::Field { .. } | ExprKind::Index { .. } => true,
         ExprKind::Method { method, .. } => matches!(
             method,
@@ -1399,7 +1406,11 @@ pub(crate) fn is_place(body: &Body, e: ExprId) -> bool {
             stmts,
             tail: Some(t),
         } => match body[*t].kind {
-            ExprKind::Local(l) if declared_in(body, stmts, l) => false,
+            ExprKind::Local(l)
+                if body.locals[l].kind != LocalKind::Temp && declared_in(body, stmts, l) =>
+            {
+                false
+            }
             _ => is_place(body, *t),
         },
         _ => false,
@@ -1410,6 +1421,9 @@ pub(crate) fn is_place(body: &Body, e: ExprId) -> bool {
 /// parameter, a field or an element does; a local of the function moves.
 pub(crate) fn escapes_on_return(body: &Body, e: ExprId) -> bool {
     match &body[e].kind {
+        ExprKind::Local(l) if body[*l].kind == LocalKind::Temp => body
+            .temp_init(*l)
+            .is_some_and(|i| escapes_on_return(body, i)),
         ExprKind::Local(l) => body[*l].kind == LocalKind::Param,
         ExprKind::If { then, else_, .. } => {
             escapes_on_return(body, *then) || else_.is_some_and(|x| escapes_on_return(body, x))

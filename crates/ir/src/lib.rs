@@ -579,11 +579,20 @@ pub struct Body {
     pub stmts: Arena<Stmt>,
     pub pats: Arena<Pat>,
     pub locals: Arena<Local>,
+    /// The expression each [`LocalKind::Temp`] is bound to. A temporary
+    /// stands for that value (binding it moves, never copies), so whoever
+    /// asks whether a value is a second reference looks through it.
+    pub temp_inits: ArenaMap<LocalId, ExprId>,
 }
 
 impl Body {
     pub fn root(&self) -> ExprId {
         self.root.expect("body has a root")
+    }
+
+    /// The value a temporary of the ownership pass stands for.
+    pub fn temp_init(&self, l: LocalId) -> Option<ExprId> {
+        self.temp_inits.get(l).copied()
     }
 }
 

@@ -178,6 +178,12 @@ impl<'a> Decider<'a> {
                 }
                 match u {
                     Some(u) if u.moved_out || u.ctx == Ctx::Out => match self.own(*x) {
+                        // The var owned the values it replaced, but its last
+                        // value escaped before it flows out here.
+                        Own::Yes(End::Kept { why, at }) => Fresh::No(format!(
+                            "{name}, whose last value {why} at {}",
+                            self.pos(at)
+                        )),
                         Own::Yes(_) => Fresh::Yes {
                             alloc: self.local_allocs(*x),
                         },
@@ -554,7 +560,8 @@ impl<'a> Decider<'a> {
                         .iter()
                         .any(|u| u.expr == e && (u.moved_out || u.ctx == Ctx::Out))
                 });
-                out && matches!(self.own(*x), Own::Yes(_)) && self.strings_owned(*x, true)
+                out && matches!(self.own(*x), Own::Yes(end) if !matches!(end, End::Kept { .. }))
+                    && self.strings_owned(*x, true)
             }
             ExprKind::Block { tail: Some(t), .. } => self.owns_strings(*t),
             ExprKind::If {

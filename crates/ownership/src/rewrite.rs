@@ -172,6 +172,7 @@ impl Rw<'_> {
         });
         self.sm.pats.insert(pat, span);
         let s = self.new_stmt(StmtKind::Let { pat, init: value }, span);
+        self.body.temp_inits.insert(t, value);
         (s, t)
     }
 
@@ -211,6 +212,11 @@ impl Rw<'_> {
         }
         let mut kind = self.body[e].kind.clone();
         let orig = children(&kind);
+        // Asked of the original children: once rewritten, an assignment
+        // inside one may sit in a new block the original kind no longer
+        // reaches. Only asked where a temporary will be hoisted.
+        let bind_locals =
+            orig.iter().any(|c| self.is_temp(*c).is_some()) && self.contains_assign(e);
         children_mut(&mut kind, &mut |c| *c = self.expr(*c));
         if self.plan.puts.contains(&e) {
             if let ExprKind::Method { receiver, args, .. } = &kind {
@@ -241,21 +247,22 @@ impl Rw<'_> {
             self.body.exprs[e].kind = kind;
             return e;
         };
-        let (lets, drops) = self.bind_children(e, &mut kind, &orig, last);
+        let (lets, drops) = self.bind_children(&mut kind, &orig, last, bind_locals);
         self.body.exprs[e].kind = kind;
         self.wrap(e, lets, drops)
     }
 
     /// Binds the children up to the last temporary to temps, in evaluation
     /// order, so that hoisting the temporaries keeps that order.
+    /// With `bind_locals` (some child assigns a local), names are bound
+    /// too: a name read before the assignment must keep the old value.
     fn bind_children(
         &mut self,
-        e: ExprId,
         kind: &mut ExprKind,
         orig: &[ExprId],
         last: usize,
+        bind_locals: bool,
     ) -> (Vec<StmtId>, Vec<StmtId>) {
-        let bind_locals = self.contains_assign(e);
         let mut lets = Vec::new();
         let mut drops = Vec::new();
         let mut i = 0;
@@ -444,11 +451,13 @@ impl Rw<'_> {
                     // a plain name, so the order of evaluation holds).
                     let mut kind = self.body[value].kind.clone();
                     let orig = children(&kind);
+                    let bind_locals = orig.iter().any(|c| self.is_temp(*c).is_some())
+                        && self.contains_assign(value);
                     children_mut(&mut kind, &mut |c| *c = self.expr(*c));
                     let last = orig.iter().rposition(|c| self.is_temp(*c).is_some());
                     let mut drops = Vec::new();
                     if let Some(last) = last {
-                        let (lets, d) = self.bind_children(value, &mut kind, &orig, last);
+                        let (lets, d) = self.bind_children(&mut kind, &orig, last, bind_locals);
                         out.extend(lets);
                         drops = d;
                     }
