@@ -2,7 +2,8 @@
 //! stack recognises a fault in the program thread's stack guard region and
 //! traps at the name of the function whose frame overflowed (found from the
 //! faulting PC, or from the nearest return address into compiled code when
-//! the fault is in runtime code). Any other fault falls through to the default action.
+//! the fault is in runtime code). In check mode any other fault is reported
+//! as a use of a freed block; otherwise it falls through to the default action.
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -33,6 +34,7 @@ pub fn install(ranges: Vec<(usize, usize, String)>, fallback: String) {
     let lo_hi = stack_bounds();
     STACK_LO.store(lo_hi.0, Ordering::SeqCst);
     STACK_HI.store(lo_hi.1, Ordering::SeqCst);
+    install_check_hook();
     unsafe {
         let alt = libc::mmap(
             std::ptr::null_mut(),
@@ -58,6 +60,27 @@ pub fn install(ranges: Vec<(usize, usize, String)>, fallback: String) {
         libc::sigaction(libc::SIGSEGV, &sa, std::ptr::null_mut());
         libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
     }
+}
+
+/// Check mode in a debug build: the runtime's own checks may panic on a
+/// freed block's 0xA5 fill before the use faults; report that the same
+/// way as the fault.
+fn install_check_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let table = TABLE.load(Ordering::SeqCst);
+        let marker = 0usize;
+        let sp = std::hint::black_box(&marker) as *const usize as usize;
+        let hi = STACK_HI.load(Ordering::Relaxed);
+        if !table.is_null() && sp < hi && sp + (1 << 30) > hi {
+            let loc = locate(unsafe { &*table }, 0, sp);
+            let mut stack = (sp & !7..hi.min(sp.saturating_add(1 << 20)))
+                .step_by(8)
+                .map(|a| unsafe { *(a as *const usize) });
+            rt::check_fault_report("a runtime assertion failed", loc, &mut stack);
+        }
+        previous(info);
+    }));
 }
 
 fn stack_bounds() -> (usize, usize) {
@@ -137,6 +160,54 @@ fn pc_sp(_ctx: *mut libc::c_void) -> (usize, usize) {
     (0, 0)
 }
 
+/// The general registers of the faulting context (check-mode reports).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn gp_regs(ctx: *mut libc::c_void) -> Vec<usize> {
+    let uc = ctx as *const libc::ucontext_t;
+    unsafe {
+        (*uc)
+            .uc_mcontext
+            .gregs
+            .iter()
+            .map(|r| *r as usize)
+            .collect()
+    }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn stack_pointer(ctx: *mut libc::c_void) -> usize {
+    let uc = ctx as *const libc::ucontext_t;
+    unsafe { (*uc).uc_mcontext.gregs[libc::REG_RSP as usize] as usize }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+fn gp_regs(ctx: *mut libc::c_void) -> Vec<usize> {
+    let uc = ctx as *const libc::ucontext_t;
+    unsafe { (*uc).uc_mcontext.regs.iter().map(|r| *r as usize).collect() }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+fn stack_pointer(ctx: *mut libc::c_void) -> usize {
+    let uc = ctx as *const libc::ucontext_t;
+    unsafe { (*uc).uc_mcontext.sp as usize }
+}
+
+#[cfg(not(any(
+    all(target_os = "linux", target_arch = "x86_64"),
+    all(target_os = "linux", target_arch = "aarch64")
+)))]
+fn gp_regs(_ctx: *mut libc::c_void) -> Vec<usize> {
+    Vec::new()
+}
+
+#[cfg(not(any(
+    all(target_os = "linux", target_arch = "x86_64"),
+    all(target_os = "linux", target_arch = "aarch64")
+)))]
+fn stack_pointer(_ctx: *mut libc::c_void) -> usize {
+    0
+}
+
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     let addr = unsafe { (*info).si_addr() } as usize;
     let lo = STACK_LO.load(Ordering::Relaxed);
@@ -147,6 +218,19 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
         let loc = locate(unsafe { &*table }, pc, sp);
         let msg = b"stack overflow";
         rt::sspur_trap(msg.as_ptr(), msg.len(), loc.as_ptr(), loc.len());
+    }
+    if !table.is_null() {
+        // Check mode turns a use of a freed block into a report.
+        let (pc, sp) = pc_sp(ctx);
+        let loc = locate(unsafe { &*table }, pc, sp);
+        let regs = gp_regs(ctx);
+        let stack_sp = stack_pointer(ctx);
+        let hi = STACK_HI.load(Ordering::Relaxed);
+        let stack = (stack_sp & !7..hi.min(stack_sp.saturating_add(1 << 20)))
+            .step_by(8)
+            .filter(|_| stack_sp != 0 && stack_sp < hi)
+            .map(|a| unsafe { *(a as *const usize) });
+        rt::check_fault_report("a memory fault", loc, &mut regs.into_iter().chain(stack));
     }
     // Not ours: restore the default action and let the fault happen again.
     unsafe {
