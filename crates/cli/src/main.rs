@@ -11,12 +11,15 @@ use driver::{Database, SourceFile};
 
 /// Sspur: a small typed language whose compiler frees memory statically.
 ///
-/// Exit codes: 0 success, 1 compile error (or unreadable file), 101 a trap
-/// in the program.
+/// Exit codes: 0 success, 1 compile error (or unreadable file), 2 bad
+/// usage (an unknown flag, a flag that does nothing in the chosen mode, a
+/// bad SSPUR_* value), 3 a drop-check violation (--check-drops), 101 a
+/// trap in the program.
 ///
 /// Environment (native runs): SSPUR_MEM=gc|check, SSPUR_GC_STATS=1|sites,
 /// SSPUR_GC_MIN_MB, SSPUR_GC_FACTOR, SSPUR_GC_STRESS=KB,
-/// SSPUR_ALLOC_REPORT=1, SSPUR_FAIL_ALLOC_AT=n (see docs/runtime.md).
+/// SSPUR_ALLOC_REPORT=1, SSPUR_FAIL_ALLOC_AT=n; both backends:
+/// SSPUR_MAX_HEAP_MB=n (see docs/runtime.md).
 #[derive(Parser)]
 #[command(name = "sspur", version, about, long_about)]
 struct Cli {
@@ -40,11 +43,11 @@ enum Command {
         /// With --interp: check every drop the ownership pass made (a use
         /// after a drop, a double drop, or a drop of a shared value stops
         /// the program with exit code 3).
-        #[arg(long)]
+        #[arg(long, requires = "interp")]
         check_drops: bool,
         /// With --interp: count the blocks that were never shared at run
         /// time and compare with the blocks the static drops freed.
-        #[arg(long)]
+        #[arg(long, requires = "interp")]
         oracle: bool,
         /// Print the time each compile phase took to stderr.
         #[arg(long)]

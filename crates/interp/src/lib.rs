@@ -11,6 +11,7 @@
 //! a crash.
 
 mod eval;
+mod limit;
 mod methods;
 mod show;
 mod value;

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use ir::{ExprId, Method, Ty};
 
 use crate::eval::{cmp_values, elem_ty, is_place, type_error, values_eq, Frame, Interp, R};
+use crate::limit;
 use crate::value::{Key, ListVal, MapObj, StrVal, Value};
 
 fn some(v: Value) -> Value {
@@ -79,7 +80,10 @@ fn grow_with(
         ys
     };
     let l = list_of(&recv)?;
-    Ok(Value::List(grow(it, fr, e, l, extra, consume)))
+    match grow(it, fr, e, l, extra, consume) {
+        Some(l) => Ok(Value::List(l)),
+        None => it.trap(fr, e, "out of memory".into()),
+    }
 }
 
 fn grow(
@@ -89,27 +93,40 @@ fn grow(
     l: &ListVal,
     extra: Vec<Value>,
     consume: bool,
-) -> ListVal {
+) -> Option<ListVal> {
     let new_len = l.len + extra.len();
     if let Some(buf) = &l.buf {
         let mut items = buf.items.borrow_mut();
         if l.start + l.len == items.len() && items.len() + extra.len() <= buf.cap {
+            if !limit::reserve(&mut items, extra.len()) {
+                return None;
+            }
             items.extend(extra);
             drop(items);
             if !consume {
                 it.share_meta(&buf.meta);
             }
-            return ListVal {
+            return Some(ListVal {
                 buf: Some(buf.clone()),
                 start: l.start,
                 len: new_len,
-            };
+            });
         }
     }
     if new_len == 0 {
-        return ListVal::empty();
+        return Some(ListVal::empty());
     }
-    let mut items = Vec::with_capacity(new_len);
+    // The list growth rule's new capacity (crates/ir/src/lib.rs), checked
+    // against the heap limit as the native runtime checks it.
+    let cap = (2 * new_len).max(4);
+    let sample = l.get(0).or_else(|| extra.first().cloned());
+    if !limit::list_fits(cap as u128, limit::elem_bytes(sample.as_ref())) {
+        return None;
+    }
+    let mut items = Vec::new();
+    if !limit::reserve(&mut items, new_len) {
+        return None;
+    }
     items.extend(l.items());
     if !consume {
         for x in &items {
@@ -118,7 +135,7 @@ fn grow(
     }
     items.extend(extra);
     let site = it.site(fr, e);
-    it.new_list_cap(items, (2 * new_len).max(4), site)
+    Some(it.new_list_cap(items, cap, site))
 }
 
 #[inline(never)]
@@ -331,7 +348,14 @@ fn apply<'p>(
             let mut out = Vec::new();
             for x in items {
                 let ys = it.call_value(&f, vec![x])?;
-                for y in list_of(&ys)?.items() {
+                let ys = list_of(&ys)?.items();
+                let n = (out.len() + ys.len()) as u128;
+                if !limit::list_fits(n, limit::elem_bytes(ys.first()))
+                    || !limit::reserve(&mut out, ys.len())
+                {
+                    return it.trap(fr, e, "out of memory".into());
+                }
+                for y in ys {
                     it.share(&y);
                     out.push(y);
                 }
@@ -389,8 +413,24 @@ fn apply<'p>(
         ListJoin => {
             let sep = arg(&args, 0);
             let sep = str_of(&sep)?.as_str();
-            let text = list_of(&recv)?.with(|items| {
-                let mut text = String::new();
+            let l = list_of(&recv)?;
+            let total = l.with(|items| {
+                let parts: u128 = items
+                    .iter()
+                    .map(|x| match x {
+                        Value::Str(s) => s.len as u128,
+                        _ => 0,
+                    })
+                    .sum();
+                parts + (sep.len() as u128) * (items.len().saturating_sub(1) as u128)
+            });
+            let Some(mut text) = limit::str_fits(total)
+                .then(|| limit::string_with(total as usize))
+                .flatten()
+            else {
+                return it.trap(fr, e, "out of memory".into());
+            };
+            let text = l.with(|items| {
                 for (i, x) in items.iter().enumerate() {
                     if i > 0 {
                         text.push_str(sep);
@@ -475,7 +515,11 @@ fn apply<'p>(
             let s = str_of(&recv)?.as_str();
             let a = arg(&args, 0);
             let b = arg(&args, 1);
-            let t = s.replace(str_of(&a)?.as_str(), str_of(&b)?.as_str());
+            let (from, to) = (str_of(&a)?.as_str(), str_of(&b)?.as_str());
+            if !limit::str_fits(replaced_len(s, from, to)) {
+                return it.trap(fr, e, "out of memory".into());
+            }
+            let t = s.replace(from, to);
             Value::Str(it.new_str(t, site))
         }
         StrRepeat => {
@@ -485,10 +529,16 @@ fn apply<'p>(
                 return it.trap(fr, e, format!("negative count: {n}"));
             }
             let total = (s.len() as u128) * (n as u128);
-            if total > (1u128 << 36) {
+            let Some(mut t) = limit::str_fits(total)
+                .then(|| limit::string_with(total as usize))
+                .flatten()
+            else {
                 return it.trap(fr, e, "out of memory".into());
+            };
+            for _ in 0..n {
+                t.push_str(s);
             }
-            Value::Str(it.new_str(s.repeat(n as usize), site))
+            Value::Str(it.new_str(t, site))
         }
         StrContains | StrStartsWith | StrEndsWith => {
             let s = str_of(&recv)?.as_str();
@@ -657,6 +707,16 @@ fn apply<'p>(
         }
     };
     Ok(v)
+}
+
+/// The length of `s.replace(from, to)`, without building it.
+pub(crate) fn replaced_len(s: &str, from: &str, to: &str) -> u128 {
+    let n = if from.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(from).count()
+    } as u128;
+    s.len() as u128 - n * from.len() as u128 + n * to.len() as u128
 }
 
 fn unreachable_grow() -> R<Value> {

@@ -36,6 +36,8 @@ pub struct Settings {
     pub alloc_report: bool,
     /// The n-th allocation attempt fails (0 = never).
     pub fail_alloc_at: u64,
+    /// `SSPUR_MAX_HEAP_MB` in bytes; 0 = the default, [`default_max_heap`].
+    pub max_heap_bytes: usize,
 }
 
 impl Settings {
@@ -47,7 +49,17 @@ impl Settings {
         stress_bytes: 0,
         alloc_report: false,
         fail_alloc_at: 0,
+        max_heap_bytes: 0,
     };
+
+    /// The heap limit in bytes: `SSPUR_MAX_HEAP_MB`, or the default.
+    pub fn max_heap(&self) -> usize {
+        if self.max_heap_bytes != 0 {
+            self.max_heap_bytes
+        } else {
+            default_max_heap()
+        }
+    }
 
     /// Whether anything reads the allocation counters. This is the single
     /// flag of the "counting only when read" rule.
@@ -135,6 +147,20 @@ impl Settings {
                 )
             })?;
         }
+        if let Some(v) = get("SSPUR_MAX_HEAP_MB") {
+            let mb: usize = v
+                .parse()
+                .ok()
+                .filter(|mb: &usize| (1..=1 << 30).contains(mb))
+                .ok_or_else(|| {
+                    bad(
+                        "SSPUR_MAX_HEAP_MB",
+                        &v,
+                        "expected a positive whole number of megabytes",
+                    )
+                })?;
+            s.max_heap_bytes = mb << 20;
+        }
         Ok(s)
     }
 
@@ -154,6 +180,39 @@ impl Settings {
             None => Ok(s),
         }
     }
+}
+
+/// The default heap limit: the memory this process may use (the machine's
+/// physical memory, or the cgroup's `memory.max` when that is lower) less
+/// an eighth of it, and at least 512 MB less: room for the compiler, the
+/// runtime's own tables and the rest of the machine. Read once.
+pub fn default_max_heap() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let phys = physical_memory().unwrap_or(8 << 30);
+        let avail = cgroup_limit().map_or(phys, |c| c.min(phys));
+        let margin = (avail / 8).max(512 << 20);
+        avail.saturating_sub(margin).max(64 << 20)
+    })
+}
+
+fn physical_memory() -> Option<usize> {
+    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    (pages > 0 && size > 0).then(|| (pages as usize).saturating_mul(size as usize))
+}
+
+/// The cgroup v2 (`memory.max`) or v1 (`memory.limit_in_bytes`) limit of
+/// this process, if one is set.
+fn cgroup_limit() -> Option<usize> {
+    [
+        "/sys/fs/cgroup/memory.max",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ]
+    .iter()
+    .filter_map(|p| std::fs::read_to_string(p).ok())
+    .filter_map(|s| s.trim().parse::<usize>().ok())
+    .find(|&n| n > 0)
 }
 
 fn bad(name: &str, value: &str, expected: &str) -> String {
@@ -205,6 +264,9 @@ mod tests {
             (&[("SSPUR_FAIL_ALLOC_AT", "3")], |s| {
                 s.fail_alloc_at == 3 && s.counting()
             }),
+            (&[("SSPUR_MAX_HEAP_MB", "64")], |s| {
+                s.max_heap() == 64 << 20 && !s.counting()
+            }),
         ];
         for (env, ok) in cases {
             let s = parse(env).unwrap();
@@ -225,6 +287,8 @@ mod tests {
             ("SSPUR_ALLOC_REPORT", "true"),
             ("SSPUR_FAIL_ALLOC_AT", "0"),
             ("SSPUR_FAIL_ALLOC_AT", "x"),
+            ("SSPUR_MAX_HEAP_MB", "0"),
+            ("SSPUR_MAX_HEAP_MB", "1e3"),
         ];
         for (k, v) in cases {
             let err = parse(&[(k, v)]).unwrap_err();

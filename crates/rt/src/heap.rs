@@ -188,6 +188,8 @@ pub struct Heap<T: Tier = Active> {
     pub gc_ready: bool,
     pub want_gc: bool,
     pub gc_threshold: usize,
+    /// The heap limit: committed bytes never pass it (`SSPUR_MAX_HEAP_MB`).
+    pub max_heap: usize,
 }
 
 /// Which order `alloc_small` tries its two fast sources in; the benchmark
@@ -223,6 +225,7 @@ impl<T: Tier> Heap<T> {
             gc_ready: false,
             want_gc: false,
             gc_threshold: usize::MAX,
+            max_heap: usize::MAX,
         }
     }
 
@@ -388,7 +391,7 @@ impl<T: Tier> Heap<T> {
                 return self.pop_free(k, kind);
             }
         }
-        if self.wants_gc(PAGE_SIZE) {
+        if self.over_limit(PAGE_SIZE) || self.wants_gc(PAGE_SIZE) {
             return ptr::null_mut();
         }
         let Some(base) = self.take_page() else {
@@ -474,7 +477,7 @@ impl<T: Tier> Heap<T> {
             }
         }
         self.release_cache();
-        if self.wants_gc(bytes) {
+        if self.over_limit(bytes) || self.wants_gc(bytes) {
             return ptr::null_mut();
         }
         let Some(base) = os_map_aligned(bytes) else {
@@ -491,6 +494,20 @@ impl<T: Tier> Heap<T> {
                 ptr::null_mut()
             }
         }
+    }
+
+    /// The limit: whether growing by `need` bytes passes `max_heap`. Checked
+    /// before any memory is reserved, so a request beyond it (a 20 TB
+    /// string) fails at once and never touches a page. When a collection
+    /// could make room, `want_gc` asks the caller for one first.
+    fn over_limit(&mut self, need: usize) -> bool {
+        if self.committed.saturating_add(need) <= self.max_heap {
+            return false;
+        }
+        if self.gc_ready && need <= self.max_heap {
+            self.want_gc = true;
+        }
+        true
     }
 
     /// Pacing: whether growing by `need` bytes passes the threshold. Sets

@@ -123,6 +123,7 @@ impl Rt {
         self.mode = settings.mem;
         self.heap.track_sites = settings.track_sites();
         self.heap.gc_threshold = settings.gc_min_bytes;
+        self.heap.max_heap = settings.max_heap();
         self.settings = settings;
         self.stack_base = crate::gc::stack_base();
         self.heap.gc_ready = self.stack_base != 0;

@@ -221,7 +221,20 @@ pub unsafe extern "C" fn sspur_str_replace(
         std::str::from_utf8(from),
         std::str::from_utf8(to),
     ) {
-        (Ok(s), Ok(from), Ok(to)) => s.replace(from, to).into_bytes(),
+        (Ok(s), Ok(from), Ok(to)) => {
+            let n = if from.is_empty() {
+                s.chars().count() + 1
+            } else {
+                s.matches(from).count()
+            } as u128;
+            let total = s.len() as u128 - n * from.len() as u128 + n * to.len() as u128;
+            if total > crate::state::rt().heap.max_heap as u128 {
+                // Beyond the heap limit: the `out of memory` trap at the
+                // site, before the text is built.
+                alloc_str(u64::MAX >> 1, site);
+            }
+            s.replace(from, to).into_bytes()
+        }
         _ => s.to_vec(),
     };
     fresh(&out, site)

@@ -40,7 +40,21 @@ pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64) -> *mut Builder {
 /// # Safety
 /// `b` must be a live builder and `(p, len)` a live string.
 pub unsafe extern "C" fn sspur_sb_str(b: *mut Builder, p: u64, len: u64) {
-    unsafe { (*b).buf.extend_from_slice(bytes(p, len)) }
+    unsafe {
+        let b = &mut *b;
+        reserve(&mut b.buf, len as usize);
+        b.buf.extend_from_slice(bytes(p, len))
+    }
+}
+
+/// Room for `more` bytes in a builder, or the `out of memory` trap: a
+/// builder never grows past the heap limit its finished string must fit
+/// in, and its growth never aborts.
+fn reserve(buf: &mut Vec<u8>, more: usize) {
+    let fits = buf.len().saturating_add(more) <= crate::state::rt().heap.max_heap;
+    if !fits || buf.try_reserve(more).is_err() {
+        super::mem::trap(b"out of memory", b"");
+    }
 }
 
 /// Appends a piece, after the separator unless it is the first.
@@ -50,6 +64,7 @@ pub unsafe extern "C" fn sspur_sb_str(b: *mut Builder, p: u64, len: u64) {
 pub unsafe extern "C" fn sspur_sb_piece(b: *mut Builder, p: u64, len: u64) {
     unsafe {
         let b = &mut *b;
+        reserve(&mut b.buf, b.sep.len() + len as usize);
         if b.pieces > 0 {
             b.buf.extend_from_slice(&b.sep);
         }

@@ -1,0 +1,230 @@
+//! Issue 13: no input takes the machine down. Each case runs the `sspur`
+//! binary in a child process (built once per test run) and bounds its exit
+//! code, its stderr, its time and its peak RSS (from `wait4`'s rusage).
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sspur() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "cli", "--bin", "sspur"])
+            .current_dir(root())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building sspur failed");
+        let target = std::env::var("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root().join("target"));
+        target.join("debug/sspur")
+    })
+    .clone()
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Rusage {
+    utime: [i64; 2],
+    stime: [i64; 2],
+    maxrss_kb: i64,
+    rest: [i64; 13],
+}
+
+unsafe extern "C" {
+    fn wait4(pid: i32, status: *mut i32, options: i32, rusage: *mut Rusage) -> i32;
+}
+
+struct Run {
+    exit: i32,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    rss_mb: i64,
+    time: Duration,
+}
+
+/// Runs `sspur ARGS` on `source` (written to a temporary file named
+/// `name.ssp`) with `env`; stdout and stderr go to files.
+fn run(name: &str, source: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let dir = std::env::temp_dir().join(format!("sspur-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.ssp"));
+    std::fs::write(&src, source).unwrap();
+    let (out, err) = (
+        dir.join(format!("{name}.out")),
+        dir.join(format!("{name}.err")),
+    );
+    let mut cmd = Command::new(sspur());
+    cmd.args(args)
+        .arg(&src)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .env_remove("SSPUR_BACKTRACE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let start = Instant::now();
+    // Reaped by `wait4` below, which also gives the peak RSS.
+    #[allow(clippy::zombie_processes)]
+    let child = cmd.spawn().expect("sspur starts");
+    let mut status = 0;
+    let mut usage = Rusage::default();
+    let pid = unsafe { wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let time = start.elapsed();
+    let exit = if status & 0x7f == 0 {
+        (status >> 8) & 0xff
+    } else {
+        128 + (status & 0x7f)
+    };
+    Run {
+        exit,
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: std::fs::read(&err).unwrap(),
+        rss_mb: usage.maxrss_kb / 1024,
+        time,
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Both backends give the same `out of memory` trap at `at`, at once, in
+/// bounded memory.
+fn same_trap(name: &str, source: &str, env: &[(&str, &str)], at: &str, max_rss_mb: [i64; 2]) {
+    for (mode, max_rss) in [
+        (&["run"][..], max_rss_mb[0]),
+        (&["run", "--interp"][..], max_rss_mb[1]),
+    ] {
+        let r = run(name, source, mode, env);
+        let err = text(&r.stderr);
+        assert_eq!(r.exit, 101, "{name} {mode:?}: {err}");
+        assert!(r.stdout.is_empty(), "{name} {mode:?}");
+        assert!(
+            err.starts_with("trap: out of memory at ") && err.lines().next().unwrap().ends_with(at),
+            "{name} {mode:?}: {err}"
+        );
+        assert!(
+            r.rss_mb <= max_rss,
+            "{name} {mode:?}: peak RSS {} MB",
+            r.rss_mb
+        );
+        // Compiling in a debug build takes part of this.
+        assert!(
+            r.time < Duration::from_secs(10),
+            "{name} {mode:?}: {:?}",
+            r.time
+        );
+    }
+}
+
+#[test]
+fn huge_repeat_traps_at_once() {
+    let src = "fn main() {\n    let s = \"ab\".repeat(10000000000000)\n    print(s.len)\n}\n";
+    same_trap("repeat", src, &[], "repeat.ssp:2:13", [100, 100]);
+}
+
+#[test]
+fn huge_range_traps_at_once() {
+    let src = "fn main() {\n    let xs = (0..10000000000).map(|i| i)\n    print(xs.len)\n}\n";
+    same_trap("range", src, &[], "range.ssp:2:14", [100, 100]);
+}
+
+#[test]
+fn huge_replace_traps_at_once() {
+    // 1,000 characters, each replaced by a 10 MB string: 10 GB.
+    let src = "fn main() {\n    let big = \"x\".repeat(10000000)\n    let s = \"a\".repeat(1000).replace(\"\", big)\n    print(s.len)\n}\n";
+    same_trap(
+        "replace",
+        src,
+        &[("SSPUR_MAX_HEAP_MB", "256")],
+        "replace.ssp:3:13",
+        [400, 400],
+    );
+}
+
+#[test]
+fn doubling_list_under_a_small_limit() {
+    let src =
+        "fn main() {\n    var xs = [1]\n    while true {\n        xs := xs.concat(xs)\n    }\n}\n";
+    // The interpreter's values are four times the native layout's size
+    // (a 32-byte `Value` per 8-byte Int), so its own RSS is bounded by
+    // about four times the limit.
+    same_trap(
+        "doubling",
+        src,
+        &[("SSPUR_MAX_HEAP_MB", "64")],
+        "doubling.ssp:4:15",
+        [100, 400],
+    );
+}
+
+#[test]
+fn growth_under_a_small_limit_natively() {
+    // The interpreter traps on these once string `+` and constructors go
+    // through the limit too (crates/interp/src/eval.rs, see limit.rs).
+    let cases = [
+        ("sdouble", "fn main() {\n    var s = \"ab\"\n    while true {\n        s := s + s\n    }\n}\n", "sdouble.ssp:4:14"),
+        ("cons", "type L = Nil | Cons(Int, L)\nfn main() {\n    var l = Nil\n    var i = 0\n    while true {\n        l := Cons(i, l)\n        i := i + 1\n    }\n}\n", "cons.ssp:6:14"),
+        ("interp", "fn main() {\n    var s = \"ab\"\n    while true {\n        s := \"{s}{s}\"\n    }\n}\n", ""),
+    ];
+    for (name, src, at) in cases {
+        let r = run(name, src, &["run"], &[("SSPUR_MAX_HEAP_MB", "64")]);
+        let err = text(&r.stderr);
+        assert_eq!(r.exit, 101, "{name}: {err}");
+        assert!(err.starts_with("trap: out of memory"), "{name}: {err}");
+        assert!(err.trim_end().ends_with(at), "{name}: {err}");
+        assert!(r.rss_mb <= 150, "{name}: peak RSS {} MB", r.rss_mb);
+    }
+}
+
+#[test]
+fn diagnostics_on_a_long_line_are_bounded() {
+    // A 10 MB line: a flat sum, and an unterminated string at its end.
+    let sum = format!(
+        "fn main() {{\n    let x = {}1\n}}\n",
+        "1 + ".repeat(2_500_000)
+    );
+    let unterminated = format!(
+        "fn main() {{\n    let x = {}\"abc\n}}\n",
+        "1 + ".repeat(2_500_000)
+    );
+    for (name, src) in [("long_sum", sum), ("long_string", unterminated)] {
+        let r = run(name, &src, &["check"], &[]);
+        let err = text(&r.stderr);
+        assert_eq!(r.exit, 1, "{name}: {err}");
+        assert!(
+            r.stderr.len() < 2000,
+            "{name}: {} bytes of stderr",
+            r.stderr.len()
+        );
+        for line in err.lines() {
+            assert!(line.chars().count() < 140, "{name}: {line}");
+        }
+    }
+}
+
+#[test]
+fn flags_that_do_nothing_are_rejected() {
+    let src = "fn main() {\n    print(1)\n}\n";
+    for flag in ["--check-drops", "--oracle"] {
+        let r = run("flags", src, &["run", flag], &[]);
+        let err = text(&r.stderr);
+        assert_eq!(r.exit, 2, "{flag}: {err}");
+        assert!(err.contains("--interp"), "{flag}: {err}");
+        assert!(r.stdout.is_empty(), "{flag} ran the program");
+        let ok = run("flags", src, &["run", "--interp", flag], &[]);
+        assert_eq!(ok.exit, 0, "--interp {flag}: {}", text(&ok.stderr));
+    }
+    let bad = run("flags", src, &["run"], &[("SSPUR_MAX_HEAP_MB", "lots")]);
+    assert_eq!(bad.exit, 2, "{}", text(&bad.stderr));
+}
