@@ -72,7 +72,7 @@ pub enum Token {
 
 impl Token {
     /// Whether a newline after this token ends the statement.
-    fn ends_statement(&self) -> bool {
+    pub(crate) fn ends_statement(&self) -> bool {
         matches!(
             self,
             Token::Lower(_)

@@ -124,22 +124,74 @@ fn spanned(tokens: Vec<(Token, Span)>) -> impl Iterator<Item = Spanned> {
 }
 
 fn check_bracket_depth(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
+    // Lambdas nest without brackets (`|x| |y| ...`: each extends as far
+    // right as possible, to the next `,` or `;` or the closing bracket of
+    // its level), and LALRPOP's error recovery costs the parser's stack
+    // depth for every token it skips: a syntax error after 20,000 nested
+    // lambdas took seconds. So a lambda head counts as a level too, until
+    // the end of its segment, and the same limit applies to the sum.
     let mut depth = 0usize;
-    for (t, span) in tokens {
+    // Lambda heads open in the current segment of each bracket level.
+    let mut lambdas: Vec<usize> = vec![0];
+    // Prefix `-` and `!` in a row before their operand nest the same way.
+    let mut unary = 0usize;
+    let too_deep = |span: Span| {
+        Diagnostic::error(span, "nesting too deep").with_note(format!(
+            "brackets, lambdas and prefix operators may nest at most {MAX_BRACKET_DEPTH} levels"
+        ))
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let (t, span) = &tokens[i];
+        let prefix = i == 0 || !tokens[i - 1].0.ends_statement();
+        if t.ends_statement() {
+            depth = depth.saturating_sub(std::mem::take(&mut unary));
+        }
         match t {
             Token::LParen | Token::LBracket | Token::LBrace => {
                 depth += 1;
+                lambdas.push(0);
                 if depth > MAX_BRACKET_DEPTH {
-                    return Some(
-                        Diagnostic::error(*span, "nesting too deep").with_note(format!(
-                            "brackets may nest at most {MAX_BRACKET_DEPTH} levels"
-                        )),
-                    );
+                    return Some(too_deep(*span));
                 }
             }
-            Token::RParen | Token::RBracket | Token::RBrace => depth = depth.saturating_sub(1),
+            Token::RParen | Token::RBracket | Token::RBrace => {
+                if lambdas.len() > 1 {
+                    let open = lambdas.pop().unwrap_or(0);
+                    depth = depth.saturating_sub(1 + open);
+                } else {
+                    depth = depth.saturating_sub(lambdas[0]);
+                    lambdas[0] = 0;
+                }
+            }
+            Token::Comma | Token::Semi => {
+                let open = lambdas.last_mut().map(std::mem::take).unwrap_or(0);
+                depth = depth.saturating_sub(open + std::mem::take(&mut unary));
+            }
+            Token::Minus | Token::Bang if prefix => {
+                unary += 1;
+                depth += 1;
+                if depth > MAX_BRACKET_DEPTH {
+                    return Some(too_deep(*span));
+                }
+            }
+            Token::Pipe | Token::OrOr if prefix => {
+                if let Some(n) = lambdas.last_mut() {
+                    *n += 1;
+                }
+                depth += 1;
+                if depth > MAX_BRACKET_DEPTH {
+                    return Some(too_deep(*span));
+                }
+                if *t == Token::Pipe {
+                    // Skip the parameters to the head's closing `|`.
+                    let close = tokens[i + 1..].iter().position(|(t, _)| *t == Token::Pipe);
+                    i += close.map_or(0, |c| c + 1);
+                }
+            }
             _ => {}
         }
+        i += 1;
     }
     None
 }
