@@ -64,6 +64,19 @@ enum Command {
         /// The .ssp file.
         file: PathBuf,
     },
+    /// Generate random well-typed programs and run each differentially:
+    /// the interpreter with drops checked against native code in default,
+    /// SSPUR_MEM=gc, SSPUR_MEM=check (with collector stress) and
+    /// SSPUR_GC_STRESS modes.
+    ///
+    /// A finding is a difference in output, exit code or trap message, a
+    /// panic, a death by signal, a check-mode report (unsound free, write
+    /// after free, double free), a drop-checker report, or a run over the
+    /// time limit. Each finding is minimized (functions, statements, arms
+    /// and expressions removed while it persists) and printed; with --keep
+    /// it is also written to DIR with its seed, modes and the difference.
+    /// Progress goes to stderr. Exit code 1 when anything was found.
+    Fuzz(FuzzArgs),
     /// Print an intermediate form of a program.
     Emit {
         /// What to print.
@@ -127,6 +140,7 @@ fn execute(cli: Cli) -> u8 {
             emit_text(&ownership::explain(a, path));
             0
         }),
+        Command::Fuzz(args) => fuzz(args),
         Command::Emit { what, file } => match what {
             Emit::Ir => with_program(&file, |p, _| {
                 emit_text(&ir::pretty::program(p));
@@ -288,4 +302,109 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
         site_names,
     };
     codegen::run(&program, &opts).clamp(0, 255) as u8
+}
+
+#[derive(clap::Args)]
+struct FuzzArgs {
+    /// How many programs to generate and run.
+    #[arg(long = "gen", value_name = "N", default_value_t = 100)]
+    count: u64,
+    /// The first program's seed (program i uses SEED + i); random when
+    /// omitted. A seed gives the same program on every machine.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// The modes to run, comma-separated; the first is the reference.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "interp,native,gc,check,stress"
+    )]
+    modes: Vec<String>,
+    /// Write each minimized finding (and its original) to DIR.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+    /// Programs run at once (default: the number of CPUs).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Time limit of one run, in seconds.
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+    /// Report findings without minimizing them.
+    #[arg(long)]
+    no_minimize: bool,
+    /// Print the generated programs instead of running them.
+    #[arg(long)]
+    print: bool,
+}
+
+fn fuzz(a: FuzzArgs) -> u8 {
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64 % 1_000_000_000)
+            .unwrap_or(0)
+    });
+    if a.print {
+        for i in 0..a.count {
+            let s = seed.wrapping_add(i);
+            emit_text(&format!("// seed {s}\n{}", fuzz::program_text(s)));
+        }
+        return 0;
+    }
+    let mut modes = Vec::new();
+    for m in &a.modes {
+        match fuzz::Mode::parse(m) {
+            Some(m) => modes.push(m),
+            None => {
+                eprintln!("error: unknown mode `{m}` (interp, native, gc, check, stress)");
+                return 2;
+            }
+        }
+    }
+    let sspur = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: cannot find the sspur binary: {e}");
+            return 2;
+        }
+    };
+    let opts = fuzz::Options {
+        count: a.count,
+        seed,
+        modes,
+        keep: a.keep,
+        jobs: a
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        run: fuzz::RunConfig {
+            sspur,
+            timeout: std::time::Duration::from_secs(a.timeout.max(1)),
+            hook: None,
+        },
+        minimize: !a.no_minimize,
+        minimize_budget: fuzz::minimize::Budget {
+            runs: 4000,
+            time: std::time::Duration::from_secs(300),
+        },
+        stop_after: None,
+        progress: true,
+    };
+    eprintln!("fuzz: {} programs from seed {seed}", a.count);
+    let summary = fuzz::fuzz(&opts);
+    for r in &summary.reports {
+        emit_text(&format!(
+            "=== seed {}: {}\n{}\n{}\n",
+            r.seed,
+            r.finding.key,
+            r.header(),
+            r.minimized
+        ));
+    }
+    for (s, msg) in &summary.generator_failures {
+        emit_text(&format!(
+            "=== seed {s}: generated program does not type-check\n{msg}\n"
+        ));
+    }
+    eprintln!("{}", summary.line(seed));
+    u8::from(summary.found_anything())
 }
