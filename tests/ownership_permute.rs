@@ -46,6 +46,10 @@ fn items(text: &str) -> Vec<String> {
 fn fingerprint(text: &str) -> BTreeMap<String, String> {
     let program = check::check_source(text).expect("a permutation still checks");
     let a = ownership::analyze(&program);
+    let cx = ownership::reason::Cx {
+        program: &a.program,
+        summaries: &a.summaries,
+    };
     let mut out = BTreeMap::new();
     for (f, sig) in a.program.items.fns.iter() {
         let i = f.into_raw().into_u32() as usize;
@@ -58,7 +62,11 @@ fn fingerprint(text: &str) -> BTreeMap<String, String> {
                 s.deep_result,
                 s.borrowed,
                 ir::pretty::body(&a.program, f),
+                // Rendered: the ids inside a reason depend on item order.
                 a.reasons[i]
+                    .iter()
+                    .map(|r| cx.drop_reason(f, *r))
+                    .collect::<Vec<_>>()
             ),
         );
     }

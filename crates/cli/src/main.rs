@@ -291,9 +291,9 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
     let site_names = match driver::analysis(&db, file) {
         Some(a) => ownership::alloc_sites(a)
             .into_iter()
-            .map(|s| s.description)
+            .map(|s| ((s.func, s.expr), s.name))
             .collect(),
-        None => Vec::new(),
+        None => Default::default(),
     };
     let opts = codegen::Options {
         path: shown,

@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         path,
         args: args.collect(),
         time: false,
-        site_names: Vec::new(),
+        site_names: Default::default(),
     };
     ExitCode::from(codegen::run(&program, &opts).clamp(0, 255) as u8)
 }

@@ -32,7 +32,7 @@ pub mod rtfns;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, FuncId, Linkage, Module};
-use ir::Program;
+use ir::{ExprId, FnId, Program};
 use lower::{signature, Lowerer, Shared};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -46,10 +46,10 @@ pub struct Options {
     pub args: Vec<String>,
     /// Print the backend's compile times to stderr.
     pub time: bool,
-    /// The ownership pass's descriptions of allocation sites (`LINE:COL
-    /// what`, as `ownership::alloc_sites` gives them); sites at those
-    /// positions are named with its wording in SSPUR_GC_STATS=sites.
-    pub site_names: Vec<String>,
+    /// The ownership pass's names of allocation sites, by (function,
+    /// expression) as `ownership::alloc_sites` gives them; those sites are
+    /// named with its wording in SSPUR_GC_STATS=sites.
+    pub site_names: HashMap<(FnId, ExprId), String>,
 }
 
 /// Stack of the program thread: what LANGUAGE.md promises plus slack.
@@ -327,18 +327,11 @@ fn name_functions(text: &str, module: &JITModule) -> String {
 /// Site names for the runtime's reports: `path:line:col what`, with the
 /// ownership pass's wording (`LINE:COL what` entries of `described`) where
 /// it names the same position.
-fn site_names(sites: &[lower::Site], described: &[String]) -> Vec<String> {
-    let mut by_pos: HashMap<&str, &str> = HashMap::new();
-    for d in described {
-        if let Some((pos, what)) = d.split_once(' ') {
-            by_pos.entry(pos).or_insert(what);
-        }
-    }
+fn site_names(sites: &[lower::Site], named: &HashMap<(FnId, ExprId), String>) -> Vec<String> {
     sites
         .iter()
         .map(|s| {
-            let pos = format!("{}:{}", s.line, s.col);
-            let what = by_pos.get(pos.as_str()).copied().unwrap_or(&s.what);
+            let what = s.key.and_then(|k| named.get(&k)).unwrap_or(&s.what);
             format!("{} {what}", s.loc())
         })
         .collect()

@@ -102,6 +102,8 @@ pub struct Site {
     pub line: u32,
     pub col: u32,
     pub what: String,
+    /// The expression that allocates (None for a drop's site).
+    pub key: Option<(FnId, ExprId)>,
 }
 
 impl Site {
@@ -335,6 +337,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             line,
             col,
             what,
+            key: Some((self.owner, e)),
         });
         let id = self.sh.sites.len();
         self.iconst(id as i64)
@@ -534,6 +537,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             line,
             col,
             what,
+            key: None,
         });
         let site = self.iconst(self.sh.sites.len() as i64);
         self.rt(f, &[v[0], v[1], site]);

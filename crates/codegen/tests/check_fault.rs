@@ -57,7 +57,7 @@ fn check_mode_reports_a_use_of_a_freed_block_that_faults() {
             path: "planted.ssp".into(),
             args: Vec::new(),
             time: false,
-            site_names: Vec::new(),
+            site_names: Default::default(),
         };
         std::process::exit(codegen::run(&planted(), &opts));
     }

@@ -8,7 +8,8 @@
 //! always says which binding is meant.
 //!
 //! The ownership pass's forms print as:
-//! - `drop xs (reason 3)` / `drop deep lines (reason 4)`;
+//! - `drop xs (reason 3)` / `drop deep lines (reason 4)`, or with the
+//!   reason's text when the caller renders it ([`program_with_drop_reasons`]);
 //! - `x := e  [free old]`, `[free old deep]`, `[free old if moved]`;
 //! - `m.put_owned(k, v)` for [`ExprKind::PutOwnedKey`];
 //! - `builder_new(", ")`, `builder_push(b, e)`, `builder_finish(b)`.
@@ -20,8 +21,20 @@ use crate::{
     LocalKind, OldValue, PatId, PatKind, Program, StmtId, StmtKind, Ty, TypeDefKind, UnOp,
 };
 
+/// Renders the reason of drop `reason` of function `f`, when it knows it.
+pub type DropWhy<'a> = dyn Fn(FnId, u32) -> Option<String> + Sync + 'a;
+
 /// Prints the program's types, then every function, in source order.
 pub fn program(p: &Program) -> String {
+    program_with(p, None)
+}
+
+/// Like [`program`], with each drop's reason printed beside it.
+pub fn program_with_drop_reasons(p: &Program, why: &DropWhy) -> String {
+    program_with(p, Some(why))
+}
+
+fn program_with(p: &Program, why: Option<&DropWhy>) -> String {
     let mut out = String::new();
     for (_, def) in p.items.types.iter() {
         out.push_str(&type_def(&p.items, def));
@@ -37,7 +50,7 @@ pub fn program(p: &Program) -> String {
                 fns.push('\n');
             }
             if let Some(b) = p.bodies.get(i) {
-                fns.push_str(&function_here(&p.items, id, b));
+                fns.push_str(&function_here(&p.items, id, b, why));
             }
         }
         fns
@@ -62,7 +75,7 @@ pub fn body(p: &Program, f: FnId) -> String {
 /// levels deep, so it runs on a thread with a large (reserved, not
 /// committed) stack.
 pub fn function(items: &ItemTree, f: FnId, body: &Body) -> String {
-    with_big_stack(|| function_here(items, f, body))
+    with_big_stack(|| function_here(items, f, body, None))
 }
 
 /// Runs `work` on a thread with a 256 MB stack (reserved, not committed).
@@ -70,9 +83,10 @@ fn with_big_stack<R: Send>(work: impl FnOnce() -> R + Send) -> R {
     stdx::with_big_stack(256 << 20, "sspur-pretty", work)
 }
 
-fn function_here(items: &ItemTree, f: FnId, body: &Body) -> String {
+fn function_here(items: &ItemTree, f: FnId, body: &Body, why: Option<&DropWhy>) -> String {
     let sig = &items.fns[f];
     let mut pr = Printer::new(items, body);
+    pr.why = why.map(|w| (f, w));
     let _ = write!(pr.out, "fn {}(", sig.name);
     for (i, (name, ty)) in sig.params.iter().enumerate() {
         if i > 0 {
@@ -229,6 +243,8 @@ struct Printer<'a> {
     indent: usize,
     /// Per local: the name it prints as.
     names: Vec<String>,
+    /// The function printed and the renderer of its drop reasons.
+    why: Option<(FnId, &'a DropWhy<'a>)>,
 }
 
 impl<'a> Printer<'a> {
@@ -255,6 +271,7 @@ impl<'a> Printer<'a> {
             out: String::new(),
             indent: 0,
             names,
+            why: None,
         }
     }
 
@@ -333,7 +350,14 @@ impl<'a> Printer<'a> {
             StmtKind::Drop(d) => {
                 let n = self.local(d.local);
                 let deep = if d.deep { "deep " } else { "" };
-                let _ = write!(self.out, "drop {deep}{n} (reason {})", d.reason);
+                match self.why.and_then(|(f, why)| why(f, d.reason)) {
+                    Some(text) => {
+                        let _ = write!(self.out, "drop {deep}{n} ({text})");
+                    }
+                    None => {
+                        let _ = write!(self.out, "drop {deep}{n} (reason {})", d.reason);
+                    }
+                }
             }
         }
     }

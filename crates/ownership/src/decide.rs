@@ -10,6 +10,7 @@ use ir::{
     Ty,
 };
 
+use crate::reason::{NotFresh, NotOwned, ParamUse, ParamUseKind, ResultNotFresh};
 use crate::table::{self, Res};
 use crate::walk::{Ctx, Facts};
 use crate::Summary;
@@ -21,7 +22,7 @@ pub enum Fresh {
     /// empty (freeing them does nothing).
     Yes { alloc: bool },
     /// Not fresh, and why.
-    No(String),
+    No(NotFresh),
 }
 
 impl Fresh {
@@ -45,7 +46,7 @@ pub enum End {
     ConsumedKey(ExprId),
     /// A var that frees the values it replaces, but whose last value
     /// escapes (after its last update): why, and where.
-    Kept { why: String, at: u32 },
+    Kept { why: NotOwned, at: u32 },
     /// Never built: a string builder that `join` (the expression given) finishes.
     Builder { join: ExprId, sep: String },
 }
@@ -54,43 +55,33 @@ pub enum End {
 pub enum Own {
     Yes(End),
     /// Not owned: why, and where (offset).
-    No(String, u32),
+    No(NotOwned, u32),
 }
 
 pub struct Decider<'a> {
-    pub items: &'a ItemTree,
     pub body: &'a Body,
     pub sm: &'a BodySourceMap,
     pub facts: &'a Facts,
     pub summaries: &'a [Summary],
-    pub line_starts: &'a [u32],
     fresh_memo: RefCell<HashMap<ExprId, Fresh>>,
     own_memo: RefCell<HashMap<LocalId, Option<Own>>>,
 }
 
 impl<'a> Decider<'a> {
     pub fn new(
-        items: &'a ItemTree,
         body: &'a Body,
         sm: &'a BodySourceMap,
         facts: &'a Facts,
         summaries: &'a [Summary],
-        line_starts: &'a [u32],
     ) -> Self {
         Decider {
-            items,
             body,
             sm,
             facts,
             summaries,
-            line_starts,
             fresh_memo: RefCell::default(),
             own_memo: RefCell::default(),
         }
-    }
-
-    pub fn local_name(&self, l: LocalId) -> String {
-        self.body.locals[l].name.clone()
     }
 
     fn fn_summary(&self, f: ir::FnId) -> Option<&Summary> {
@@ -127,34 +118,30 @@ impl<'a> Decider<'a> {
                 method, receiver, ..
             } => match table::row(*method).result {
                 Res::Fresh => Fresh::Yes { alloc: true },
-                Res::Shared(why) => Fresh::No(format!("{why}{}", self.of(*receiver))),
-                Res::Other => Fresh::No("not a list or string".into()),
+                Res::Shared(what) => Fresh::No(NotFresh::Shared {
+                    what,
+                    of: match &body[*receiver].kind {
+                        ExprKind::Local(x) => Some(*x),
+                        _ => None,
+                    },
+                }),
+                Res::Other => Fresh::No(NotFresh::NotListOrString),
             },
             ExprKind::Call { callee, .. } => match callee {
                 Callee::Fn(f) => match self.fn_summary(*f) {
                     Some(s) if s.fresh_result => Fresh::Yes { alloc: true },
-                    Some(s) => Fresh::No(format!(
-                        "the result of {}(), which {}",
-                        self.items.fns[*f].name,
-                        s.why_not_fresh
-                            .clone()
-                            .unwrap_or_else(|| "does not return a fresh value".into())
-                    )),
-                    None => Fresh::No("unknown function".into()),
+                    Some(_) => Fresh::No(NotFresh::FnResult(*f)),
+                    None => Fresh::No(NotFresh::UnknownFn),
                 },
                 Callee::Builtin(Builtin::ReadFile | Builtin::ReadStdin) => {
                     Fresh::Yes { alloc: true }
                 }
-                Callee::Builtin(b) => {
-                    Fresh::No(format!("the result of {}()", crate::walk::builtin_name(*b)))
-                }
-                Callee::Value(_) => {
-                    Fresh::No("the result of a call through a function value".into())
-                }
+                Callee::Builtin(b) => Fresh::No(NotFresh::BuiltinResult(*b)),
+                Callee::Value(_) => Fresh::No(NotFresh::FnValueResult),
             },
             ExprKind::If { then, else_, .. } => {
                 let Some(else_) = else_ else {
-                    return Fresh::No("an if without else".into());
+                    return Fresh::No(NotFresh::IfWithoutElse);
                 };
                 both(self.fresh(*then), self.fresh(*else_))
             }
@@ -164,55 +151,41 @@ impl<'a> Decider<'a> {
                 .fold(Fresh::Yes { alloc: false }, both),
             ExprKind::Block { tail, .. } => match tail {
                 Some(t) => self.fresh(*t),
-                None => Fresh::No("a block without a value".into()),
+                None => Fresh::No(NotFresh::BlockWithoutValue),
             },
             ExprKind::Local(x) => {
                 let facts = self.facts.local(*x);
                 let u = facts.and_then(|l| l.uses.iter().find(|u| u.expr == e));
-                let name = self.local_name(*x);
                 if facts.and_then(|l| l.decl.as_ref()).is_none() {
                     return Fresh::No(match body.locals[*x].kind {
-                        ir::LocalKind::Param => format!("its parameter {name}"),
-                        _ => format!("{name}, a part of another value"),
+                        ir::LocalKind::Param => NotFresh::Param(*x),
+                        _ => NotFresh::PartOf(*x),
                     });
                 }
                 match u {
                     Some(u) if u.moved_out || u.ctx == Ctx::Out => match self.own(*x) {
                         // The var owned the values it replaced, but its last
                         // value escaped before it flows out here.
-                        Own::Yes(End::Kept { why, at }) => Fresh::No(format!(
-                            "{name}, whose last value {why} at {}",
-                            self.pos(at)
-                        )),
+                        Own::Yes(End::Kept { why, at }) => Fresh::No(NotFresh::LastValueEscaped {
+                            local: *x,
+                            why: Box::new(why),
+                            at,
+                        }),
                         Own::Yes(_) => Fresh::Yes {
                             alloc: self.local_allocs(*x),
                         },
-                        Own::No(why, at) => Fresh::No(format!(
-                            "{name}, which is not the only owner ({why} at {})",
-                            self.pos(at)
-                        )),
+                        Own::No(why, at) => Fresh::No(NotFresh::NotOnlyOwner {
+                            local: *x,
+                            why: Box::new(why),
+                            at,
+                        }),
                     },
-                    _ => Fresh::No(format!("{name}, another name for the value")),
+                    _ => Fresh::No(NotFresh::AnotherName(*x)),
                 }
             }
             ExprKind::BuilderFinish { .. } => Fresh::Yes { alloc: true },
-            _ => Fresh::No("not a new list or string".into()),
+            _ => Fresh::No(NotFresh::NotNew),
         }
-    }
-
-    fn of(&self, receiver: ExprId) -> String {
-        match &self.body[receiver].kind {
-            ExprKind::Local(x) if self.body.locals[*x].kind == ir::LocalKind::Param => {
-                format!(" of its parameter {}", self.local_name(*x))
-            }
-            ExprKind::Local(x) => format!(" of {}", self.local_name(*x)),
-            _ => String::new(),
-        }
-    }
-
-    pub fn pos(&self, at: u32) -> String {
-        let (l, c) = ir::line_col(self.line_starts, at);
-        format!("{l}:{c}")
     }
 
     fn local_allocs(&self, x: LocalId) -> bool {
@@ -227,9 +200,7 @@ impl<'a> Decider<'a> {
     /// is in progress (a cycle) is not owned.
     pub fn own(&self, x: LocalId) -> Own {
         if let Some(o) = self.own_memo.borrow().get(&x) {
-            return o
-                .clone()
-                .unwrap_or_else(|| Own::No("depends on itself".into(), 0));
+            return o.clone().unwrap_or(Own::No(NotOwned::DependsOnItself, 0));
         }
         self.own_memo.borrow_mut().insert(x, None);
         let o = self.own_uncached(x);
@@ -240,25 +211,25 @@ impl<'a> Decider<'a> {
     fn own_uncached(&self, x: LocalId) -> Own {
         let body = self.body;
         let Some(l) = self.facts.local(x) else {
-            return Own::No("unknown".into(), 0);
+            return Own::No(NotOwned::Unknown, 0);
         };
         let Some(d) = &l.decl else {
-            return Own::No("not a let or var".into(), 0);
+            return Own::No(NotOwned::NotLetOrVar, 0);
         };
         let ty = &body.locals[x].ty;
         if !ty.is_freeable() {
-            return Own::No("not a list or string".into(), 0);
+            return Own::No(NotOwned::NotListOrString, 0);
         }
         let decl_at = self.sm.stmt(d.stmt).start;
         if let Fresh::No(why) = self.fresh(d.init) {
-            return Own::No(format!("holds {why}"), decl_at);
+            return Own::No(NotOwned::Holds(why), decl_at);
         }
         if let Some(at) = l.for_assigned {
-            return Own::No("is assigned inside a for over it".into(), at);
+            return Own::No(NotOwned::AssignedInForOverIt, at);
         }
         for a in &l.assigns {
             if a.nested {
-                return Own::No("is assigned inside an expression".into(), a.at);
+                return Own::No(NotOwned::AssignedInExpression, a.at);
             }
             let self_grow = l
                 .uses
@@ -266,7 +237,7 @@ impl<'a> Decider<'a> {
                 .any(|u| u.ctx == Ctx::GrowSelf(x) && self.is_value_of(u.expr, a.value));
             if !self_grow {
                 if let Fresh::No(why) = self.fresh(a.value) {
-                    return Own::No(format!("is assigned {why}"), a.at);
+                    return Own::No(NotOwned::AssignedNotFresh(why), a.at);
                 }
             }
         }
@@ -277,8 +248,8 @@ impl<'a> Decider<'a> {
         for u in &l.uses {
             if u.foreign {
                 let why = match &u.ctx {
-                    Ctx::Escape(w) => format!("is {w}"),
-                    _ => "is used inside a closure".into(),
+                    Ctx::Escape(w) => NotOwned::Escapes(*w),
+                    _ => NotOwned::InClosure,
                 };
                 return Own::No(why, u.at);
             }
@@ -287,11 +258,9 @@ impl<'a> Decider<'a> {
                 Ctx::GrowSelf(_) => {}
                 _ if u.moved_out => {}
                 Ctx::Key(put) => key_uses.push((u, *put)),
-                Ctx::Escape(why) => escapes.push((format!("is {why}"), u)),
-                Ctx::Bind(y) => escapes.push((format!("is aliased by {}", self.local_name(*y)), u)),
-                Ctx::Assign(y) => {
-                    escapes.push((format!("is assigned to {}", self.local_name(*y)), u))
-                }
+                Ctx::Escape(why) => escapes.push((NotOwned::Escapes(*why), u)),
+                Ctx::Bind(y) => escapes.push((NotOwned::AliasedBy(*y), u)),
+                Ctx::Assign(y) => escapes.push((NotOwned::AssignedTo(*y), u)),
             }
         }
         if let Some((why, first)) = escapes.first() {
@@ -332,7 +301,7 @@ impl<'a> Decider<'a> {
             if consumable {
                 return Own::Yes(End::ConsumedKey(put));
             }
-            return Own::No("is stored in a map as a key".into(), u.at);
+            return Own::No(NotOwned::KeyInMap, u.at);
         }
         if l.uses.iter().any(|u| u.moved_out) {
             return Own::Yes(End::MovedOut);
@@ -586,9 +555,11 @@ impl<'a> Decider<'a> {
 
 fn both(a: Fresh, b: Fresh) -> Fresh {
     match (a, b) {
-        (Fresh::No(w), _) | (_, Fresh::No(w)) => {
-            Fresh::No(format!("a branch that is not fresh: {w}"))
+        // One level of "a branch" however deep the branches nest.
+        (Fresh::No(w @ NotFresh::Branch(_)), _) | (_, Fresh::No(w @ NotFresh::Branch(_))) => {
+            Fresh::No(w)
         }
+        (Fresh::No(w), _) | (_, Fresh::No(w)) => Fresh::No(NotFresh::Branch(Box::new(w))),
         (Fresh::Yes { alloc: x }, Fresh::Yes { alloc: y }) => Fresh::Yes { alloc: x || y },
     }
 }
@@ -607,12 +578,12 @@ pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> Summary {
         }
         for v in values {
             if let Fresh::No(why) = d.fresh(v) {
-                why_not_fresh = Some(format!("returns {why}"));
+                why_not_fresh = Some(ResultNotFresh::Returns(why));
                 break;
             }
         }
     } else {
-        why_not_fresh = Some("does not return a list or string".into());
+        why_not_fresh = Some(ResultNotFresh::NotListOrString);
     }
     let mut borrowed = Vec::new();
     let mut why_not_borrowed = Vec::new();
@@ -622,18 +593,18 @@ pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> Summary {
         if ty.is_some_and(|t| t.is_freeable()) {
             if let Some(l) = d.facts.local(p) {
                 for u in &l.uses {
-                    let w = match &u.ctx {
+                    let kind = match &u.ctx {
                         Ctx::Read(_) if !u.foreign => None,
-                        Ctx::Read(_) => Some("used inside a closure".to_string()),
-                        Ctx::Out => Some("returned".into()),
-                        Ctx::Escape(w) => Some(w.clone()),
-                        Ctx::Bind(y) => Some(format!("aliased by {}", d.local_name(*y))),
-                        Ctx::Assign(y) => Some(format!("assigned to {}", d.local_name(*y))),
-                        Ctx::GrowSelf(_) => Some("grown by push".into()),
-                        Ctx::Key(_) => Some("stored in a map as a key".into()),
+                        Ctx::Read(_) => Some(ParamUseKind::InClosure),
+                        Ctx::Out => Some(ParamUseKind::Returned),
+                        Ctx::Escape(w) => Some(ParamUseKind::Escapes(*w)),
+                        Ctx::Bind(y) => Some(ParamUseKind::AliasedBy(*y)),
+                        Ctx::Assign(y) => Some(ParamUseKind::AssignedTo(*y)),
+                        Ctx::GrowSelf(_) => Some(ParamUseKind::GrownByPush),
+                        Ctx::Key(_) => Some(ParamUseKind::KeyInMap),
                     };
-                    if let Some(w) = w {
-                        why = Some(format!("{w} at {}", d.pos(u.at)));
+                    if let Some(kind) = kind {
+                        why = Some(ParamUse { kind, at: u.at });
                         break;
                     }
                 }

@@ -43,6 +43,7 @@
 //!   whether the buffer moved.
 
 mod decide;
+pub mod reason;
 mod report;
 mod rewrite;
 mod table;
@@ -55,8 +56,10 @@ use ir::{ExprId, ExprKind, FnId, OldValue, Program};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use decide::{Decider, End, Own};
+use reason::{Cx, DropReason, ParamUse, Reader, ResultNotFresh};
 use walk::Ctx;
 
+pub use report::{render_fate, render_site, BlockKind, FateKind, SiteKind};
 pub use table::{row as method_row, ArgUse, Res, Row};
 
 /// What the analysis knows about one function from outside.
@@ -64,13 +67,13 @@ pub use table::{row as method_row, ArgUse, Res, Row};
 pub struct Summary {
     /// Every value the function returns is a new block nobody else holds.
     pub fresh_result: bool,
-    pub why_not_fresh: Option<String>,
+    pub why_not_fresh: Option<ResultNotFresh>,
     /// The result is a list of strings that owns them (see deep ownership).
     pub deep_result: bool,
     /// Per parameter: the body only reads it (always true for parameters
     /// that are not lists or strings).
     pub borrowed: Vec<bool>,
-    pub why_not_borrowed: Vec<Option<String>>,
+    pub why_not_borrowed: Vec<Option<ParamUse>>,
 }
 
 impl Summary {
@@ -96,20 +99,24 @@ pub struct Fate {
     pub expr: ExprId,
     /// Byte offset of the site.
     pub offset: u32,
-    /// e.g. `list from map`.
-    pub what: String,
-    /// e.g. `freed after 14:5 (last use of xs)`.
-    pub fate: String,
+    /// e.g. `list from map` when rendered.
+    pub what: SiteKind,
+    /// e.g. `freed after 14:5 (last use of xs)` when rendered.
+    pub fate: FateKind,
     /// A real allocation (false for calls, listed for their reason only).
     pub allocates: bool,
 }
 
-/// An allocation site for the native backend's per-site statistics.
+/// An allocation site for the native backend's per-site statistics,
+/// keyed by (function, expression).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllocSite {
     pub func: FnId,
     pub expr: ExprId,
-    /// `LINE:COL what`, e.g. `12:15 list from map`.
+    pub what: SiteKind,
+    /// `what` rendered, e.g. `list from map`.
+    pub name: String,
+    /// `LINE:COL name`, e.g. `12:15 list from map`, for humans.
     pub description: String,
 }
 
@@ -123,8 +130,8 @@ pub struct Analysis {
     pub summaries: Vec<Summary>,
     /// Every allocation site, in source order.
     pub fates: Vec<Fate>,
-    /// Per function, the text of each drop's `reason` index.
-    pub reasons: Vec<Vec<String>>,
+    /// Per function, what each drop's `reason` index stands for.
+    pub reasons: Vec<Vec<DropReason>>,
     /// String builders made by the push-then-join rewrite (new expressions
     /// in `program`), with their description.
     pub builders: Vec<AllocSite>,
@@ -147,29 +154,26 @@ pub fn analyze(program: &Program) -> Analysis {
             reasons.push(Vec::new());
             continue;
         };
-        let facts = walk::walk(&program.items, body, sm, &summaries);
-        let d = Decider::new(
-            &program.items,
-            body,
-            sm,
-            &facts,
-            &summaries,
-            &program.line_starts,
-        );
+        let facts = walk::walk(body, sm, &summaries);
+        let d = Decider::new(body, sm, &facts, &summaries);
         let (plan, why) = plan(&d);
-        fates.extend(report::fates(program, f, &d, &plan, &summaries));
+        fates.extend(report::fates(f, &d, &plan, &summaries));
         let (nb, nsm) = rewrite::rewrite(body, sm, &plan);
         for (l, _) in plan.builders.iter() {
             if let Some(init) = find_var_init(&nb, *l) {
-                let (line, col) = program.line_col(nsm.expr(init).start);
-                builders.push(AllocSite {
-                    func: f,
-                    expr: init,
-                    description: format!(
-                        "{line}:{col} string builder for {}",
-                        body.locals[*l].name
-                    ),
-                });
+                let at = nsm.expr(init).start;
+                let (line, col) = program.line_col(at);
+                let name = format!("string builder for {}", body.locals[*l].name);
+                builders.push((
+                    at,
+                    AllocSite {
+                        func: f,
+                        expr: init,
+                        what: SiteKind::Builder(*l),
+                        description: format!("{line}:{col} {name}"),
+                        name,
+                    },
+                ));
             }
         }
         out.bodies[i] = Arc::new(nb);
@@ -177,7 +181,8 @@ pub fn analyze(program: &Program) -> Analysis {
         reasons.push(why);
     }
     fates.sort_by_key(|f| (f.offset, fn_index(f.func), f.expr.into_raw().into_u32()));
-    builders.sort_by(|a, b| a.description.cmp(&b.description));
+    builders.sort_by_key(|(at, b)| (*at, fn_index(b.func)));
+    let builders = builders.into_iter().map(|(_, b)| b).collect();
     Analysis {
         program: out,
         summaries,
@@ -215,7 +220,7 @@ fn solve(program: &Program) -> Vec<Summary> {
         let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
             continue;
         };
-        let facts = walk::walk(items, body, sm, &summaries);
+        let facts = walk::walk(body, sm, &summaries);
         for g in facts.callees {
             if let Some(&n) = nodes.get(&g) {
                 graph.update_edge(nodes[&f], n, ());
@@ -233,8 +238,8 @@ fn solve(program: &Program) -> Vec<Summary> {
                 else {
                     continue;
                 };
-                let facts = walk::walk(items, body, sm, &summaries);
-                let d = Decider::new(items, body, sm, &facts, &summaries, &program.line_starts);
+                let facts = walk::walk(body, sm, &summaries);
+                let d = Decider::new(body, sm, &facts, &summaries);
                 let mut s = decide::summarize(items, f, &d);
                 // Never climb back up: the fixpoint only removes facts.
                 let old = &summaries[i];
@@ -260,8 +265,8 @@ fn solve(program: &Program) -> Vec<Summary> {
             let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
                 continue;
             };
-            let facts = walk::walk(items, body, sm, &summaries);
-            let d = Decider::new(items, body, sm, &facts, &summaries, &program.line_starts);
+            let facts = walk::walk(body, sm, &summaries);
+            let d = Decider::new(body, sm, &facts, &summaries);
             let s = decide::summarize(items, f, &d);
             if s.key() == summaries[i].key() {
                 summaries[i] = s;
@@ -272,7 +277,7 @@ fn solve(program: &Program) -> Vec<Summary> {
 }
 
 /// Turns one body's decisions into a rewrite plan and its reason table.
-fn plan(d: &Decider) -> (rewrite::Plan, Vec<String>) {
+fn plan(d: &Decider) -> (rewrite::Plan, Vec<DropReason>) {
     let body = d.body;
     let mut plan = rewrite::Plan::default();
     let mut why = Vec::new();
@@ -284,16 +289,12 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<String>) {
         if !body.locals[x].ty.is_freeable() {
             continue;
         }
-        let name = d.local_name(x);
         match d.own(x) {
             Own::Yes(End::Drop { index, deep }) => {
                 let allocs = decl.var || d.fresh(decl.init).allocs();
                 if allocs {
                     let r = why.len() as u32;
-                    why.push(format!(
-                        "last use of {name}{}",
-                        if deep { " (owns its strings)" } else { "" }
-                    ));
+                    why.push(DropReason::LastUse { local: x, deep });
                     plan.drops
                         .entry(decl.block)
                         .or_default()
@@ -336,7 +337,7 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<String>) {
                         if let Some(&arg) = args.first() {
                             if d.owned_string(arg) && d.fresh(arg).allocs() {
                                 let r = why.len() as u32;
-                                why.push(format!("temporary appended to the builder {name}"));
+                                why.push(DropReason::BuilderPiece(x));
                                 plan.temps.insert(arg, r);
                             }
                         }
@@ -355,24 +356,26 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<String>) {
             continue;
         }
         let for_range =
-            matches!(body[e].kind, ExprKind::Range { .. }) && f.ctx == Ctx::Read("for".into());
+            matches!(body[e].kind, ExprKind::Range { .. }) && f.ctx == Ctx::Read(Reader::For);
         if for_range || matches!(body[e].kind, ExprKind::Local(_)) {
             continue;
         }
         match &f.ctx {
-            Ctx::Read(what) if d.fresh(e).allocs() => {
+            Ctx::Read(reader) if d.fresh(e).allocs() => {
                 if let Some(p) = f.parent {
                     if body[p].ty == ir::Ty::Never {
                         continue;
                     }
                 }
                 let r = why.len() as u32;
-                if d.deep_temp(e) {
-                    why.push(format!("temporary read by {what} (owns its strings)"));
+                let deep = d.deep_temp(e);
+                if deep {
                     plan.deep_temps.insert(e);
-                } else {
-                    why.push(format!("temporary read by {what}"));
                 }
+                why.push(DropReason::Temp {
+                    reader: *reader,
+                    deep,
+                });
                 plan.temps.insert(e, r);
             }
             Ctx::Key(put) if d.owned_string(e) && d.fresh(e).allocs() => {
@@ -384,44 +387,57 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<String>) {
     (plan, why)
 }
 
-/// The program with its drops, as `sspur emit drops` prints it: the IR
-/// followed by each function's table of drop reasons.
+/// The program with its drops, as `sspur emit drops` prints it: each
+/// drop with its reason beside it.
 pub fn emit_drops(a: &Analysis) -> String {
-    let mut out = ir::pretty::program(&a.program);
-    let mut any = false;
-    for (f, sig) in a.program.items.fns.iter() {
-        let Some(rs) = a.reasons.get(fn_index(f)) else {
-            continue;
-        };
-        if rs.is_empty() {
-            continue;
-        }
-        if !any {
-            out.push_str("\nreasons:\n");
-            any = true;
-        }
-        out.push_str(&format!("  {}:\n", sig.name));
-        for (i, r) in rs.iter().enumerate() {
-            out.push_str(&format!("    {i}: {r}\n"));
-        }
-    }
-    out
+    let cx = Cx {
+        program: &a.program,
+        summaries: &a.summaries,
+    };
+    let why = |f: FnId, r: u32| {
+        a.reasons
+            .get(fn_index(f))
+            .and_then(|rs| rs.get(r as usize))
+            .map(|d| cx.drop_reason(f, *d))
+    };
+    ir::pretty::program_with_drop_reasons(&a.program, &why)
 }
 
-/// A header naming the file, then one line per allocation site in source
-/// order: `LINE:COL <what>: <fate>`.
+/// A header naming the file and counting what it lists, then one line per
+/// allocation site in source order (`LINE:COL <what>: <fate>`), calls of
+/// functions that return a list or string included for their reason.
 pub fn explain(a: &Analysis, path: &str) -> String {
+    let cx = Cx {
+        program: &a.program,
+        summaries: &a.summaries,
+    };
     let n = a.fates.iter().filter(|f| f.allocates).count();
-    let mut out = format!("{path}: {n} allocation sites\n");
+    let calls = a.fates.len() - n;
+    let mut out = format!("{path}: {n} allocation sites");
+    if calls > 0 {
+        out.push_str(&format!(
+            " and {calls} call{} of functions returning a list or string",
+            if calls == 1 { "" } else { "s" }
+        ));
+    }
+    out.push('\n');
     for f in &a.fates {
         let (l, c) = a.program.line_col(f.offset);
-        out.push_str(&format!("{l}:{c} {}: {}\n", f.what, f.fate));
+        out.push_str(&format!(
+            "{l}:{c} {}: {}\n",
+            render_site(&cx, f.func, f.what),
+            render_fate(&cx, f.func, &f.fate)
+        ));
     }
     out
 }
 
 /// The solved signature table, one function per line in source order.
 pub fn emit_summaries(a: &Analysis) -> String {
+    let cx = Cx {
+        program: &a.program,
+        summaries: &a.summaries,
+    };
     let mut out = String::new();
     for (f, sig) in a.program.items.fns.iter() {
         let Some(s) = a.summaries.get(fn_index(f)) else {
@@ -436,7 +452,8 @@ pub fn emit_summaries(a: &Analysis) -> String {
         } else {
             format!(
                 "not fresh ({})",
-                s.why_not_fresh.as_deref().unwrap_or("unknown")
+                cx.result_not_fresh(f, 0)
+                    .unwrap_or_else(|| "unknown".into())
             )
         };
         let params: Vec<String> = sig
@@ -452,8 +469,9 @@ pub fn emit_summaries(a: &Analysis) -> String {
                     let why = s
                         .why_not_borrowed
                         .get(i)
-                        .cloned()
+                        .copied()
                         .flatten()
+                        .map(|u| cx.param_use(f, u, 0))
                         .unwrap_or_default();
                     format!("{name} kept ({why})")
                 }
@@ -474,16 +492,23 @@ pub fn emit_summaries(a: &Analysis) -> String {
 
 /// Every allocation site of the analysed program, in source order.
 pub fn alloc_sites(a: &Analysis) -> Vec<AllocSite> {
+    let cx = Cx {
+        program: &a.program,
+        summaries: &a.summaries,
+    };
     let mut v: Vec<AllocSite> = a
         .fates
         .iter()
         .filter(|f| f.allocates)
         .map(|f| {
             let (l, c) = a.program.line_col(f.offset);
+            let name = render_site(&cx, f.func, f.what);
             AllocSite {
                 func: f.func,
                 expr: f.expr,
-                description: format!("{l}:{c} {}", f.what),
+                what: f.what,
+                description: format!("{l}:{c} {name}"),
+                name,
             }
         })
         .collect();
@@ -497,11 +522,8 @@ pub fn site_counts(a: &Analysis) -> SiteCounts {
     let sites: Vec<_> = a.fates.iter().filter(|f| f.allocates).collect();
     SiteCounts {
         sites: sites.len(),
-        freeable: sites
-            .iter()
-            .filter(|f| f.what.starts_with("list ") || f.what.starts_with("string "))
-            .count(),
-        freed: sites.iter().filter(|f| report::is_freed(&f.fate)).count(),
+        freeable: sites.iter().filter(|f| f.what.is_list_or_string()).count(),
+        freed: sites.iter().filter(|f| f.fate.is_freed()).count(),
     }
 }
 

@@ -1,29 +1,315 @@
 //! Fates: for every allocation site, what happens to its block and why
-//! (what `sspur explain` prints).
+//! (what `sspur explain` prints). Sites and fates are data; `render_*`
+//! turns them into text.
 
-use ir::{BinOp, Builtin, Callee, ExprId, ExprKind, FnId, Method, Program, Ty};
+use ir::{BinOp, Builtin, Callee, Ctor, ExprId, ExprKind, FnId, LocalId, Method, Ty, TypeId};
 
 use crate::decide::{Decider, End, Fresh, Own};
+use crate::reason::{Cx, Escape, NotFresh, NotOwned, Reader};
 use crate::rewrite::Plan;
 use crate::walk::{builtin_name, ctor_name, Ctx};
 use crate::{Fate, Summary};
 
-/// Whether a fate text says the block is freed statically.
-pub fn is_freed(fate: &str) -> bool {
-    fate.starts_with("freed")
-        || fate.starts_with("handed to put")
-        || fate.starts_with("never built")
+/// The kind of block a site makes, as `explain` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockKind {
+    List,
+    Str,
+    Map,
+    Tuple,
+    Closure,
+    Option,
+    Value,
 }
 
-pub fn fates(
-    program: &Program,
-    f: FnId,
-    d: &Decider,
-    plan: &Plan,
-    summaries: &[Summary],
-) -> Vec<Fate> {
+impl BlockKind {
+    fn of(ty: &Ty) -> BlockKind {
+        match ty {
+            Ty::List(_) => BlockKind::List,
+            Ty::Str => BlockKind::Str,
+            Ty::Map(..) => BlockKind::Map,
+            Ty::Tuple(_) => BlockKind::Tuple,
+            Ty::Fn(..) => BlockKind::Closure,
+            Ty::Option(_) => BlockKind::Option,
+            _ => BlockKind::Value,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            BlockKind::List => "list",
+            BlockKind::Str => "string",
+            BlockKind::Map => "map",
+            BlockKind::Tuple => "tuple",
+            BlockKind::Closure => "closure",
+            BlockKind::Option => "option",
+            BlockKind::Value => "value",
+        }
+    }
+}
+
+/// What an allocation site makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SiteKind {
+    ListLiteral,
+    Range,
+    Interpolation,
+    StrConcat,
+    Method(BlockKind, Method),
+    Builtin(BlockKind, Builtin),
+    /// A call of a function returning a list or string (listed for its
+    /// reason; the callee allocates).
+    Call(BlockKind, FnId),
+    Record(TypeId),
+    Tuple,
+    Ctor(Ctor),
+    Closure,
+    /// The string builder the push-then-join rewrite makes for a var.
+    Builder(LocalId),
+}
+
+impl SiteKind {
+    /// Whether the site makes a list buffer or a string block (the only
+    /// blocks freed early).
+    pub fn is_list_or_string(self) -> bool {
+        match self {
+            SiteKind::ListLiteral
+            | SiteKind::Range
+            | SiteKind::Interpolation
+            | SiteKind::StrConcat
+            | SiteKind::Builder(_) => true,
+            SiteKind::Method(k, _) | SiteKind::Builtin(k, _) | SiteKind::Call(k, _) => {
+                matches!(k, BlockKind::List | BlockKind::Str)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What happens to a site's block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FateKind {
+    NotFreeable,
+    NeverBuilt,
+    /// A call whose callee's result is not fresh.
+    CallNotFresh(FnId),
+    NotFresh(NotFresh),
+    Left,
+    Unreachable,
+    /// Grown by `x := x.push(..)`: owned by `x`, then `end`.
+    GrownBy {
+        local: LocalId,
+        end: Box<FateKind>,
+    },
+    GrownNotOwned {
+        local: LocalId,
+        why: NotOwned,
+        at: u32,
+    },
+    EndsUpIn(NotFresh),
+    FreedDiscarded,
+    FreedAfterRead {
+        reader: Reader,
+        at: u32,
+    },
+    ReadOnDivergingPath {
+        reader: Reader,
+        at: u32,
+    },
+    LocalNotOwned {
+        local: LocalId,
+        why: NotOwned,
+        at: u32,
+    },
+    ReturnedFresh(FnId),
+    ReturnedNotFresh(FnId),
+    FreedWith(LocalId),
+    /// Owned by a list that owns its strings, which is `then`.
+    OwnedByDeep {
+        local: LocalId,
+        then: Box<FateKind>,
+    },
+    FreedWithTemp {
+        at: u32,
+    },
+    FreedAfterAppend {
+        builder: LocalId,
+        at: u32,
+    },
+    Escapes {
+        why: Escape,
+        at: u32,
+    },
+    HandedToPut {
+        at: u32,
+    },
+    KeyStored {
+        at: u32,
+    },
+    FreedAfterLastUse {
+        local: LocalId,
+        at: u32,
+        replaced: bool,
+        deep: bool,
+    },
+    FreedWhenReplaced {
+        local: LocalId,
+        why: NotOwned,
+        at: u32,
+    },
+}
+
+impl FateKind {
+    /// Whether the block is freed statically (on the paths that return).
+    pub fn is_freed(&self) -> bool {
+        matches!(
+            self,
+            FateKind::NeverBuilt
+                | FateKind::FreedDiscarded
+                | FateKind::FreedAfterRead { .. }
+                | FateKind::FreedWith(_)
+                | FateKind::FreedWithTemp { .. }
+                | FateKind::FreedAfterAppend { .. }
+                | FateKind::HandedToPut { .. }
+                | FateKind::FreedAfterLastUse { .. }
+                | FateKind::FreedWhenReplaced { .. }
+        )
+    }
+}
+
+/// `list from map`, `record Sale`, ...
+pub fn render_site(cx: &Cx, f: FnId, s: SiteKind) -> String {
+    match s {
+        SiteKind::ListLiteral => "list from a literal".into(),
+        SiteKind::Range => "list from a range".into(),
+        SiteKind::Interpolation => "string from interpolation".into(),
+        SiteKind::StrConcat => "string from +".into(),
+        SiteKind::Method(k, m) => format!("{} from {}", k.name(), m.name()),
+        SiteKind::Builtin(k, b) => format!("{} from {}()", k.name(), builtin_name(b)),
+        SiteKind::Call(k, g) => format!("{} from {}()", k.name(), cx.fn_name(g)),
+        SiteKind::Record(t) => format!("record {}", cx.program.items.types[t].name),
+        SiteKind::Tuple => "tuple".into(),
+        SiteKind::Ctor(c) => format!("value {}(..)", ctor_name(&cx.program.items, c)),
+        SiteKind::Closure => "closure".into(),
+        SiteKind::Builder(l) => format!("string builder for {}", cx.local(f, l)),
+    }
+}
+
+/// `freed after 14:5 (last use of xs)`, ...
+pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
+    let pos = |at: u32| cx.pos(at);
+    let local = |l: LocalId| cx.local(f, l).to_string();
+    match k {
+        FateKind::NotFreeable => {
+            "left for the collector: only list buffers and string blocks are freed early".into()
+        }
+        FateKind::NeverBuilt => {
+            "never built: the pushes append to a string builder (push then join)".into()
+        }
+        FateKind::CallNotFresh(g) => format!(
+            "not fresh: {}() {}",
+            cx.fn_name(*g),
+            cx.result_not_fresh(*g, 0)
+                .unwrap_or_else(|| "does not return a fresh value".into())
+        ),
+        FateKind::NotFresh(nf) => format!("not fresh: {}", cx.not_fresh(f, nf, 0)),
+        FateKind::Left => "left for the collector".into(),
+        FateKind::Unreachable => "left for the collector: unreachable".into(),
+        FateKind::GrownBy { local: x, end } => format!(
+            "owned by {} (the old buffer is freed if it moved): {}",
+            local(*x),
+            render_fate(cx, f, end)
+        ),
+        FateKind::GrownNotOwned { local: x, why, at } => format!(
+            "left for the collector: {} is not the only owner ({} at {})",
+            local(*x),
+            cx.not_owned(f, why, 0),
+            pos(*at)
+        ),
+        FateKind::EndsUpIn(nf) => format!(
+            "left for the collector: its value ends up in {}",
+            cx.not_fresh(f, nf, 0)
+        ),
+        FateKind::FreedDiscarded => "freed right after it is made (its value is discarded)".into(),
+        FateKind::FreedAfterRead { reader, at } => format!(
+            "freed after its read by {} at {} (temporary)",
+            cx.reader(*reader),
+            pos(*at)
+        ),
+        FateKind::ReadOnDivergingPath { reader, at } => format!(
+            "left for the collector: read by {} at {}, on a path that does not return",
+            cx.reader(*reader),
+            pos(*at)
+        ),
+        FateKind::LocalNotOwned { local: x, why, at } => format!(
+            "left for the collector: {} {} at {}",
+            local(*x),
+            cx.not_owned(f, why, 0),
+            pos(*at)
+        ),
+        FateKind::ReturnedFresh(g) => format!(
+            "returned by {}(), whose result is fresh: its callers decide",
+            cx.fn_name(*g)
+        ),
+        FateKind::ReturnedNotFresh(g) => format!(
+            "left for the collector: returned by {}(), which {}",
+            cx.fn_name(*g),
+            cx.result_not_fresh(*g, 0)
+                .unwrap_or_else(|| "does not return a fresh value".into())
+        ),
+        FateKind::FreedWith(x) => format!("freed with {}, which owns its strings", local(*x)),
+        FateKind::OwnedByDeep { local: x, then } => format!(
+            "owned by {}, a list that owns its strings, which is {}",
+            local(*x),
+            render_fate(cx, f, then)
+        ),
+        FateKind::FreedWithTemp { at } => format!(
+            "freed with the temporary list that owns it, after its read at {}",
+            pos(*at)
+        ),
+        FateKind::FreedAfterAppend { builder, at } => format!(
+            "freed after it is appended to the string builder {} at {} (temporary)",
+            local(*builder),
+            pos(*at)
+        ),
+        FateKind::Escapes { why, at } => format!(
+            "left for the collector: {} at {}",
+            cx.escape(*why, 0),
+            pos(*at)
+        ),
+        FateKind::HandedToPut { at } => format!(
+            "handed to put at {} (freed there if the key was already present)",
+            pos(*at)
+        ),
+        FateKind::KeyStored { at } => format!(
+            "left for the collector: stored in a map as a key at {}",
+            pos(*at)
+        ),
+        FateKind::FreedAfterLastUse {
+            local: x,
+            at,
+            replaced,
+            deep,
+        } => format!(
+            "freed {}after {} (last use of {}{})",
+            if *replaced { "when replaced or " } else { "" },
+            pos(*at),
+            local(*x),
+            if *deep { ", with its strings" } else { "" }
+        ),
+        FateKind::FreedWhenReplaced { local: x, why, at } => {
+            let name = local(*x);
+            format!(
+                "freed when {name} is replaced; its last value is left for the collector: \
+                 {name} {} at {}",
+                cx.not_owned(f, why, 0),
+                pos(*at)
+            )
+        }
+    }
+}
+
+pub fn fates(f: FnId, d: &Decider, plan: &Plan, summaries: &[Summary]) -> Vec<Fate> {
     let r = Reporter {
-        program,
         f,
         d,
         plan,
@@ -38,23 +324,13 @@ pub fn fates(
                 r.fate(e)
             } else {
                 match d.fresh(e) {
-                    Fresh::No(_) if r.is_builder_push(e) => {
-                        "never built: the pushes append to a string builder (push then join)"
-                            .to_string()
-                    }
+                    Fresh::No(_) if r.is_builder_push(e) => FateKind::NeverBuilt,
                     Fresh::No(why) => match &d.body[e].kind {
                         ExprKind::Call {
                             callee: Callee::Fn(g),
                             ..
-                        } => format!(
-                            "not fresh: {}() {}",
-                            program.items.fns[*g].name,
-                            summaries[g.into_raw().into_u32() as usize]
-                                .why_not_fresh
-                                .as_deref()
-                                .unwrap_or("does not return a fresh value")
-                        ),
-                        _ => format!("not fresh: {why}"),
+                        } => FateKind::CallNotFresh(*g),
+                        _ => FateKind::NotFresh(why),
                     },
                     Fresh::Yes { .. } => r.fate(e),
                 }
@@ -73,47 +349,29 @@ pub fn fates(
 }
 
 struct Reporter<'a> {
-    program: &'a Program,
     f: FnId,
     d: &'a Decider<'a>,
     plan: &'a Plan,
     summaries: &'a [Summary],
 }
 
-fn kind_of(ty: &Ty) -> &'static str {
-    match ty {
-        Ty::List(_) => "list",
-        Ty::Str => "string",
-        Ty::Map(..) => "map",
-        Ty::Tuple(_) => "tuple",
-        Ty::Fn(..) => "closure",
-        Ty::Option(_) => "option",
-        Ty::Adt(_) => "value",
-        _ => "value",
-    }
-}
-
 impl Reporter<'_> {
-    fn pos(&self, at: u32) -> String {
-        self.d.pos(at)
-    }
-
     /// `Some((description, allocates))` for an allocation site; calls of
     /// functions returning a list or string are listed too (for their
     /// reason) but do not allocate themselves.
-    fn site(&self, e: ExprId) -> Option<(String, bool)> {
+    fn site(&self, e: ExprId) -> Option<(SiteKind, bool)> {
         let body = self.d.body;
         let ex = &body[e];
-        let kind = kind_of(&ex.ty);
+        let kind = BlockKind::of(&ex.ty);
         let facts = self.d.facts.exprs.get(e)?;
         Some(match &ex.kind {
-            ExprKind::List(xs) if !xs.is_empty() => ("list from a literal".into(), true),
-            ExprKind::Range { .. } if facts.ctx != Ctx::Read("for".into()) => {
-                ("list from a range".into(), true)
+            ExprKind::List(xs) if !xs.is_empty() => (SiteKind::ListLiteral, true),
+            ExprKind::Range { .. } if facts.ctx != Ctx::Read(Reader::For) => {
+                (SiteKind::Range, true)
             }
-            ExprKind::Interp(_) => ("string from interpolation".into(), true),
+            ExprKind::Interp(_) => (SiteKind::Interpolation, true),
             ExprKind::Binary { op: BinOp::Add, .. } if ex.ty == Ty::Str => {
-                ("string from +".into(), true)
+                (SiteKind::StrConcat, true)
             }
             ExprKind::Method { method, .. } => {
                 let m = *method;
@@ -125,32 +383,20 @@ impl Reporter<'_> {
                 if !allocating {
                     return None;
                 }
-                if self.is_builder_push(e) {
-                    return Some((format!("{kind} from {}", m.name()), false));
-                }
-                (format!("{kind} from {}", m.name()), true)
+                (SiteKind::Method(kind, m), !self.is_builder_push(e))
             }
             ExprKind::Call { callee, .. } => match callee {
                 Callee::Builtin(
                     b
                     @ (Builtin::ReadFile | Builtin::ReadStdin | Builtin::Args | Builtin::EmptyMap),
-                ) => (format!("{kind} from {}()", builtin_name(*b)), true),
-                Callee::Fn(g) if ex.ty.is_freeable() => (
-                    format!("{kind} from {}()", self.program.items.fns[*g].name),
-                    false,
-                ),
+                ) => (SiteKind::Builtin(kind, *b), true),
+                Callee::Fn(g) if ex.ty.is_freeable() => (SiteKind::Call(kind, *g), false),
                 _ => return None,
             },
-            ExprKind::Record { ty, .. } => (
-                format!("record {}", self.program.items.types[*ty].name),
-                true,
-            ),
-            ExprKind::Tuple(_) => ("tuple".into(), true),
-            ExprKind::Ctor { ctor, args } if !args.is_empty() => (
-                format!("value {}(..)", ctor_name(&self.program.items, *ctor)),
-                true,
-            ),
-            ExprKind::Lambda { .. } => ("closure".into(), true),
+            ExprKind::Record { ty, .. } => (SiteKind::Record(*ty), true),
+            ExprKind::Tuple(_) => (SiteKind::Tuple, true),
+            ExprKind::Ctor { ctor, args } if !args.is_empty() => (SiteKind::Ctor(*ctor), true),
+            ExprKind::Lambda { .. } => (SiteKind::Closure, true),
             _ => return None,
         })
     }
@@ -174,28 +420,27 @@ impl Reporter<'_> {
         e
     }
 
-    fn fate(&self, e: ExprId) -> String {
+    fn fate(&self, e: ExprId) -> FateKind {
         let body = self.d.body;
         if !body[e].ty.is_freeable() {
-            return "left for the collector: only list buffers and string blocks are freed early"
-                .into();
+            return FateKind::NotFreeable;
         }
         if self.is_builder_push(e) {
-            return "never built: the pushes append to a string builder (push then join)".into();
+            return FateKind::NeverBuilt;
         }
         self.value_fate(e, 0)
     }
 
     /// What happens to the value of `e` (a fresh or growing expression).
-    fn value_fate(&self, e: ExprId, depth: u32) -> String {
+    fn value_fate(&self, e: ExprId, depth: u32) -> FateKind {
         if depth > 32 {
-            return "left for the collector".into();
+            return FateKind::Left;
         }
         let d = self.d;
         let body = d.body;
         let top = self.top(e);
         let Some(facts) = d.facts.exprs.get(top) else {
-            return "left for the collector: unreachable".into();
+            return FateKind::Unreachable;
         };
         let grows = matches!(
             body[e].kind,
@@ -207,110 +452,87 @@ impl Reporter<'_> {
         if let Some(Ctx::Assign(x)) | Some(Ctx::Bind(x)) = Some(&facts.ctx) {
             if grows && matches!(facts.ctx, Ctx::Assign(_)) {
                 return match d.own(*x) {
-                    Own::Yes(end) => format!(
-                        "owned by {} (the old buffer is freed if it moved): {}",
-                        d.local_name(*x),
-                        self.end_fate(*x, &end, depth)
-                    ),
-                    Own::No(why, at) => format!(
-                        "left for the collector: {} is not the only owner ({why} at {})",
-                        d.local_name(*x),
-                        self.pos(at)
-                    ),
+                    Own::Yes(end) => FateKind::GrownBy {
+                        local: *x,
+                        end: Box::new(self.end_fate(*x, &end, depth)),
+                    },
+                    Own::No(why, at) => FateKind::GrownNotOwned { local: *x, why, at },
                 };
             }
         }
         if let Fresh::No(why) = d.fresh(top) {
-            return format!("left for the collector: its value ends up in {why}");
+            return FateKind::EndsUpIn(why);
         }
         match &facts.ctx {
-            Ctx::Read(what) => {
-                if what.starts_with("a discarded") && self.plan.temps.contains_key(&top) {
-                    "freed right after it is made (its value is discarded)".into()
+            Ctx::Read(reader) => {
+                let discarded = matches!(reader, Reader::DiscardedLet | Reader::DiscardedValue);
+                if discarded && self.plan.temps.contains_key(&top) {
+                    FateKind::FreedDiscarded
                 } else if self.plan.temps.contains_key(&top) {
-                    format!(
-                        "freed after its read by {what} at {} (temporary)",
-                        self.pos(facts.reader_at)
-                    )
+                    FateKind::FreedAfterRead {
+                        reader: *reader,
+                        at: facts.reader_at,
+                    }
                 } else {
-                    format!(
-                        "left for the collector: read by {what} at {}, on a path that does not return",
-                        self.pos(facts.reader_at)
-                    )
+                    FateKind::ReadOnDivergingPath {
+                        reader: *reader,
+                        at: facts.reader_at,
+                    }
                 }
             }
             Ctx::Bind(x) | Ctx::Assign(x) => match d.own(*x) {
                 Own::Yes(end) => self.end_fate(*x, &end, depth),
-                Own::No(why, at) => format!(
-                    "left for the collector: {} {why} at {}",
-                    d.local_name(*x),
-                    self.pos(at)
-                ),
+                Own::No(why, at) => FateKind::LocalNotOwned { local: *x, why, at },
             },
             Ctx::Out => {
                 let s = &self.summaries[self.f.into_raw().into_u32() as usize];
-                let name = &self.program.items.fns[self.f].name;
                 if s.fresh_result {
-                    format!("returned by {name}(), whose result is fresh: its callers decide")
+                    FateKind::ReturnedFresh(self.f)
                 } else {
-                    format!(
-                        "left for the collector: returned by {name}(), which {}",
-                        s.why_not_fresh
-                            .as_deref()
-                            .unwrap_or("does not return a fresh value")
-                    )
+                    FateKind::ReturnedNotFresh(self.f)
                 }
             }
             Ctx::Escape(why) => {
                 if let Some(x) = self.deep_map_owner(top) {
-                    return format!("freed with {x}, which owns its strings");
+                    return FateKind::FreedWith(x);
                 }
                 if let Some(f) = self.deep_owner(top, depth) {
                     return f;
                 }
                 if let Some(at) = self.deep_temp_owner(top) {
-                    return format!(
-                        "freed with the temporary list that owns it, after its read at {}",
-                        self.pos(at)
-                    );
+                    return FateKind::FreedWithTemp { at };
                 }
-                if let Some(b) = self.builder_piece(top) {
-                    return format!(
-                        "freed after it is appended to the string builder {b} at {} (temporary)",
-                        self.pos(facts.reader_at)
-                    );
+                if let Some(builder) = self.builder_piece(top) {
+                    return FateKind::FreedAfterAppend {
+                        builder,
+                        at: facts.reader_at,
+                    };
                 }
-                format!(
-                    "left for the collector: {why} at {}",
-                    self.pos(facts.reader_at)
-                )
+                FateKind::Escapes {
+                    why: *why,
+                    at: facts.reader_at,
+                }
             }
             Ctx::Key(put) => {
+                let at = d.sm.expr(*put).start;
                 if self.plan.puts.contains(put) {
-                    format!(
-                        "handed to put at {} (freed there if the key was already present)",
-                        self.pos(d.sm.expr(*put).start)
-                    )
+                    FateKind::HandedToPut { at }
                 } else {
-                    format!(
-                        "left for the collector: stored in a map as a key at {}",
-                        self.pos(d.sm.expr(*put).start)
-                    )
+                    FateKind::KeyStored { at }
                 }
             }
-            Ctx::GrowSelf(_) => "left for the collector".into(),
+            Ctx::GrowSelf(_) => FateKind::Left,
         }
     }
 
-    fn end_fate(&self, x: ir::LocalId, end: &End, depth: u32) -> String {
+    fn end_fate(&self, x: ir::LocalId, end: &End, depth: u32) -> FateKind {
         let d = self.d;
-        let name = d.local_name(x);
         let lf = d.facts.local(x);
         let decl = lf.and_then(|l| l.decl.as_ref());
         match end {
             End::Drop { index, deep } => {
                 let Some(decl) = decl else {
-                    return "left for the collector".into();
+                    return FateKind::Left;
                 };
                 let at = match &d.body[decl.block].kind {
                     ExprKind::Block { stmts, tail } => match stmts.get(*index) {
@@ -320,42 +542,39 @@ impl Reporter<'_> {
                     _ => 0,
                 };
                 let replaced = lf.is_some_and(|l| !l.assigns.is_empty());
-                format!(
-                    "freed {}after {} (last use of {name}{})",
-                    if replaced { "when replaced or " } else { "" },
-                    self.pos(at),
-                    if *deep { ", with its strings" } else { "" }
-                )
+                FateKind::FreedAfterLastUse {
+                    local: x,
+                    at,
+                    replaced,
+                    deep: *deep,
+                }
             }
             End::MovedOut => match decl {
                 Some(decl) => self.value_fate(decl.block, depth + 1),
-                None => "left for the collector".into(),
+                None => FateKind::Left,
             },
-            End::Kept { why, at } => format!(
-                "freed when {name} is replaced; its last value is left for the collector: \
-                 {name} {why} at {}",
-                self.pos(*at)
-            ),
-            End::ConsumedKey(put) => format!(
-                "handed to put at {} (freed there if the key was already present)",
-                self.pos(d.sm.expr(*put).start)
-            ),
-            End::Builder { .. } => {
-                "never built: the pushes append to a string builder (push then join)".into()
-            }
+            End::Kept { why, at } => FateKind::FreedWhenReplaced {
+                local: x,
+                why: why.clone(),
+                at: *at,
+            },
+            End::ConsumedKey(put) => FateKind::HandedToPut {
+                at: d.sm.expr(*put).start,
+            },
+            End::Builder { .. } => FateKind::NeverBuilt,
         }
     }
 
     /// The builder var a pushed string is appended to, when it is a
     /// temporary of that push.
-    fn builder_piece(&self, e: ExprId) -> Option<String> {
+    fn builder_piece(&self, e: ExprId) -> Option<LocalId> {
         let d = self.d;
         let p = d.facts.exprs.get(e)?.parent?;
         match d.facts.exprs.get(p)?.ctx {
             Ctx::Assign(x)
                 if self.plan.builders.contains_key(&x) && self.plan.temps.contains_key(&e) =>
             {
-                Some(d.local_name(x))
+                Some(x)
             }
             _ => None,
         }
@@ -363,7 +582,7 @@ impl Reporter<'_> {
 
     /// The deep list made by `xs.map(|x| <fresh string>)` whose lambda
     /// returns `e`.
-    fn deep_map_owner(&self, e: ExprId) -> Option<String> {
+    fn deep_map_owner(&self, e: ExprId) -> Option<LocalId> {
         let d = self.d;
         let lambda = d.facts.exprs.get(e)?.parent?;
         if !matches!(d.body[lambda].kind, ExprKind::Lambda { .. }) {
@@ -382,9 +601,7 @@ impl Reporter<'_> {
         let top = self.top(map);
         match d.facts.exprs.get(top)?.ctx {
             Ctx::Bind(x) | Ctx::Assign(x) => match d.own(x) {
-                Own::Yes(End::Drop { deep: true, .. }) if d.owned_string(e) => {
-                    Some(d.local_name(x))
-                }
+                Own::Yes(End::Drop { deep: true, .. }) if d.owned_string(e) => Some(x),
                 _ => None,
             },
             _ => None,
@@ -410,7 +627,7 @@ impl Reporter<'_> {
 
     /// The deep list that owns a string stored by `x := x.push(s)` or in
     /// the list literal of its declaration.
-    fn deep_owner(&self, e: ExprId, depth: u32) -> Option<String> {
+    fn deep_owner(&self, e: ExprId, depth: u32) -> Option<FateKind> {
         let d = self.d;
         let p = d.facts.exprs.get(e)?.parent?;
         let pf = d.facts.exprs.get(p)?;
@@ -428,17 +645,14 @@ impl Reporter<'_> {
         if !d.owned_string(e) {
             return None;
         }
-        let name = d.local_name(x);
         match d.own(x) {
-            Own::Yes(End::Drop { deep: true, .. }) => {
-                Some(format!("freed with {name}, which owns its strings"))
-            }
+            Own::Yes(End::Drop { deep: true, .. }) => Some(FateKind::FreedWith(x)),
             Own::Yes(End::MovedOut) if d.strings_owned(x, true) => {
                 let block = d.facts.local(x)?.decl.as_ref()?.block;
-                Some(format!(
-                    "owned by {name}, a list that owns its strings, which is {}",
-                    self.value_fate(block, depth + 1)
-                ))
+                Some(FateKind::OwnedByDeep {
+                    local: x,
+                    then: Box::new(self.value_fate(block, depth + 1)),
+                })
             }
             _ => None,
         }

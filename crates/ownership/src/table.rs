@@ -6,13 +6,17 @@
 
 use ir::Method;
 
+use crate::reason::{Keep, SharedResult};
+
 /// How a method (or operator) uses one of its operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgUse {
     /// Reads it and keeps nothing of it.
     Read,
-    /// Keeps it, shares it or hands it on; the text says how.
-    Escape(&'static str),
+    /// Keeps it, shares it or hands it on.
+    Kept(Keep),
+    /// A view of it is made (take, drop, slice, trim, the split family).
+    View,
     /// `push`/`concat` receiver: shares the buffer unless it is the
     /// `x := x.push(..)` update of an owned var.
     Grow,
@@ -28,7 +32,7 @@ pub enum Res {
     /// A new list or string block nobody else holds.
     Fresh,
     /// A list or string that may share a block with something else.
-    Shared(&'static str),
+    Shared(SharedResult),
     /// Not a list or string (or a map, record, option...): never freed.
     Other,
 }
@@ -42,7 +46,7 @@ pub struct Row {
 
 use ArgUse::*;
 
-const VIEW: ArgUse = Escape("viewed by");
+const VIEW: ArgUse = View;
 const FN: ArgUse = Scalar;
 
 /// The table. Views (take, drop, slice, trim and the pieces of
@@ -54,29 +58,25 @@ pub fn row(m: Method) -> Row {
     let (receiver, args, result): (ArgUse, &'static [ArgUse], Res) = match m {
         ListLen | ListIsEmpty => (Read, &[], Res::Other),
         ListGet => (Read, &[Scalar], Res::Other),
-        ListFirst | ListLast => (Read, &[], Res::Shared("an element of a list")),
+        ListFirst | ListLast => (Read, &[], Res::Shared(SharedResult::ElementOfList)),
         ListContains => (Read, &[Read], Res::Other),
         ListSum | ListMin | ListMax => (Read, &[], Res::Other),
         ListPush => (
             Grow,
-            &[Escape("stored in a list by push")],
-            Res::Shared("a list that may share the buffer (push)"),
+            &[Kept(Keep::PushedElement)],
+            Res::Shared(SharedResult::Grown(m)),
         ),
-        ListConcat => (
-            Grow,
-            &[Read],
-            Res::Shared("a list that may share the buffer (concat)"),
-        ),
-        ListTake => (VIEW, &[Scalar], Res::Shared("a view (take)")),
-        ListDrop => (VIEW, &[Scalar], Res::Shared("a view (drop)")),
+        ListConcat => (Grow, &[Read], Res::Shared(SharedResult::Grown(m))),
+        ListTake => (VIEW, &[Scalar], Res::Shared(SharedResult::View(m))),
+        ListDrop => (VIEW, &[Scalar], Res::Shared(SharedResult::View(m))),
         ListReverse | ListSort | ListUnique | ListEnumerate => (Read, &[], Res::Fresh),
         ListSortBy => (Read, &[FN], Res::Fresh),
         ListZip => (Read, &[Read], Res::Fresh),
         ListMap | ListFilter | ListFlatMap => (Read, &[FN], Res::Fresh),
         ListFold => (
             Read,
-            &[Escape("the initial accumulator of fold"), FN],
-            Res::Shared("what fold's function returns"),
+            &[Kept(Keep::FoldInit), FN],
+            Res::Shared(SharedResult::FoldResult),
         ),
         ListAny | ListAll => (Read, &[FN], Res::Other),
         ListFind => (Read, &[FN], Res::Other),
@@ -86,21 +86,21 @@ pub fn row(m: Method) -> Row {
         StrByte => (Read, &[Scalar], Res::Other),
         StrChars | StrWords | StrLines => (VIEW, &[], Res::Fresh),
         StrSplit => (VIEW, &[Read], Res::Fresh),
-        StrTrim => (VIEW, &[], Res::Shared("a view (trim)")),
-        StrTake => (VIEW, &[Scalar], Res::Shared("a view (take)")),
-        StrDrop => (VIEW, &[Scalar], Res::Shared("a view (drop)")),
-        StrSlice => (VIEW, &[Scalar, Scalar], Res::Shared("a view (slice)")),
+        StrTrim => (VIEW, &[], Res::Shared(SharedResult::View(m))),
+        StrTake => (VIEW, &[Scalar], Res::Shared(SharedResult::View(m))),
+        StrDrop => (VIEW, &[Scalar], Res::Shared(SharedResult::View(m))),
+        StrSlice => (VIEW, &[Scalar, Scalar], Res::Shared(SharedResult::View(m))),
         StrLower | StrUpper => (Read, &[], Res::Fresh),
         StrReplace => (Read, &[Read, Read], Res::Fresh),
         StrRepeat => (Read, &[Scalar], Res::Fresh),
         StrContains | StrStartsWith | StrEndsWith | StrFind => (Read, &[Read], Res::Other),
         StrToInt | StrToF64 => (Read, &[], Res::Other),
-        MapPut => (Read, &[Key, Escape("stored in a map")], Res::Other),
+        MapPut => (Read, &[Key, Kept(Keep::MapValue)], Res::Other),
         MapGet | MapHas | MapRemove => (Read, &[Read], Res::Other),
         MapGetOr => (
             Read,
-            &[Read, Escape("the default of get_or")],
-            Res::Shared("a map value"),
+            &[Read, Kept(Keep::GetOrDefault)],
+            Res::Shared(SharedResult::MapValue),
         ),
         MapLen => (Read, &[], Res::Other),
         MapKeys | MapValues | MapEntries => (Read, &[], Res::Fresh),
@@ -217,7 +217,7 @@ mod tests {
             let r = row(m);
             // A fresh result never comes from a method that shares its receiver,
             // except the split family whose list is new but whose pieces are views.
-            if r.result == Res::Fresh && matches!(r.receiver, Escape(_)) {
+            if r.result == Res::Fresh && matches!(r.receiver, View | Kept(_)) {
                 assert!(matches!(
                     m,
                     Method::StrChars | Method::StrSplit | Method::StrWords | Method::StrLines

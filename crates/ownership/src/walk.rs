@@ -14,16 +14,17 @@ use ir::{
     LocalId, PatId, PatKind, StmtId, StmtKind, TypeDefKind,
 };
 
+use crate::reason::{Escape, Keep, Reader};
 use crate::table::{self, ArgUse};
 use crate::Summary;
 
 /// How an expression's value is used by its (non-transparent) parent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ctx {
-    /// Read and not kept; the text names the reader.
-    Read(String),
-    /// Kept, shared or handed on; the text says how.
-    Escape(String),
+    /// Read and not kept, by the reader given.
+    Read(Reader),
+    /// Kept, shared or handed on, as given.
+    Escape(Escape),
     /// The initial value of a `let`/`var` local.
     Bind(LocalId),
     /// The new value of `local := ..`.
@@ -124,7 +125,6 @@ struct Frame {
 }
 
 struct Walker<'a> {
-    items: &'a ItemTree,
     body: &'a Body,
     sm: &'a BodySourceMap,
     summaries: &'a [Summary],
@@ -139,9 +139,8 @@ struct Walker<'a> {
 }
 
 /// Walks one body given the current summaries of the functions it calls.
-pub fn walk(items: &ItemTree, body: &Body, sm: &BodySourceMap, summaries: &[Summary]) -> Facts {
+pub fn walk(body: &Body, sm: &BodySourceMap, summaries: &[Summary]) -> Facts {
     let mut w = Walker {
-        items,
         body,
         sm,
         summaries,
@@ -222,59 +221,37 @@ impl Walker<'_> {
             ExprKind::Interp(parts) => {
                 for p in parts {
                     if let InterpPart::Expr(x) = p {
-                        self.operand(*x, Ctx::Read("interpolation".into()), e);
+                        self.operand(*x, Ctx::Read(Reader::Interpolation), e);
                     }
                 }
             }
-            ExprKind::Unary { operand, .. } => {
-                self.operand(*operand, Ctx::Read("an operator".into()), e)
-            }
+            ExprKind::Unary { operand, .. } => self.operand(*operand, Ctx::Read(Reader::Unary), e),
             ExprKind::Binary { op, lhs, rhs } => {
-                let what = binop_name(*op).to_string();
-                self.operand(*lhs, Ctx::Read(what.clone()), e);
-                self.operand(*rhs, Ctx::Read(what), e);
+                self.operand(*lhs, Ctx::Read(Reader::Binary(*op)), e);
+                self.operand(*rhs, Ctx::Read(Reader::Binary(*op)), e);
             }
             ExprKind::Call { callee, args } => match callee {
                 Callee::Fn(f) => {
                     let f = *f;
                     self.facts.callees.push(f);
-                    let name = self.items.fns[f].name.clone();
                     for (i, &a) in args.iter().enumerate() {
                         let s = self.summaries.get(f.into_raw().into_u32() as usize);
                         let ctx = match s.and_then(|s| s.borrowed.get(i)) {
-                            Some(true) => Ctx::Read(format!("{name}()")),
-                            _ => {
-                                let why = s
-                                    .and_then(|s| s.why_not_borrowed.get(i).cloned().flatten())
-                                    .unwrap_or_else(|| "it keeps it".into());
-                                // One level of the callee's reason keeps the chain short.
-                                let why = match why.find(" (") {
-                                    Some(i) => why[..i].to_string(),
-                                    None => why,
-                                };
-                                let pname = self.items.fns[f]
-                                    .params
-                                    .get(i)
-                                    .map(|p| p.0.clone())
-                                    .unwrap_or_default();
-                                Ctx::Escape(format!(
-                                    "passed to {name}(), whose parameter {pname} escapes ({why})"
-                                ))
-                            }
+                            Some(true) => Ctx::Read(Reader::Call(f)),
+                            _ => Ctx::Escape(Escape::PassedTo { f, param: i as u32 }),
                         };
                         self.operand(a, ctx, e);
                     }
                 }
                 Callee::Builtin(b) => {
-                    let name = builtin_name(*b);
                     for &a in args {
-                        self.operand(a, Ctx::Read(format!("{name}()")), e);
+                        self.operand(a, Ctx::Read(Reader::Builtin(*b)), e);
                     }
                 }
                 Callee::Value(c) => {
-                    self.operand(*c, Ctx::Read("a call".into()), e);
+                    self.operand(*c, Ctx::Read(Reader::CallOfValue), e);
                     for &a in args {
-                        self.operand(a, Ctx::Escape("passed to a function value".into()), e);
+                        self.operand(a, Ctx::Escape(Escape::PassedToValue), e);
                     }
                 }
             },
@@ -284,13 +261,12 @@ impl Walker<'_> {
                 args,
             } => {
                 let row = table::row(*method);
-                let name = method.name();
                 let rctx = match row.receiver {
                     ArgUse::Grow => match (&ctx, &body[*receiver].kind) {
                         (Ctx::Assign(x), ExprKind::Local(r)) if x == r => Ctx::GrowSelf(*x),
-                        _ => Ctx::Escape(format!("shared by {name}")),
+                        _ => Ctx::Escape(Escape::SharedBy(*method)),
                     },
-                    other => arg_ctx(other, name, e),
+                    other => arg_ctx(other, *method, e),
                 };
                 self.operand(*receiver, rctx, e);
                 for (i, &a) in args.iter().enumerate() {
@@ -298,47 +274,39 @@ impl Walker<'_> {
                         .args
                         .get(i)
                         .copied()
-                        .unwrap_or(ArgUse::Escape("an argument"));
-                    self.operand(a, arg_ctx(u, name, e), e);
+                        .unwrap_or(ArgUse::Kept(Keep::Argument));
+                    self.operand(a, arg_ctx(u, *method, e), e);
                 }
             }
             ExprKind::Index { base, index } => {
-                self.operand(*base, Ctx::Read("indexing".into()), e);
-                self.operand(*index, Ctx::Read("indexing".into()), e);
+                self.operand(*base, Ctx::Read(Reader::Indexing), e);
+                self.operand(*index, Ctx::Read(Reader::Indexing), e);
             }
-            ExprKind::Field { base, .. } => self.operand(*base, Ctx::Read("a field".into()), e),
+            ExprKind::Field { base, .. } => self.operand(*base, Ctx::Read(Reader::Field), e),
             ExprKind::Record { ty, fields } => {
-                let tname = self.items.types[*ty].name.clone();
-                for &(idx, f) in fields {
-                    let fname = match &self.items.types[*ty].kind {
-                        TypeDefKind::Record { fields } => fields
-                            .get(idx as usize)
-                            .map(|f| f.0.clone())
-                            .unwrap_or_default(),
-                        TypeDefKind::Sum { .. } => String::new(),
-                    };
-                    self.operand(f, Ctx::Escape(format!("stored into {tname}.{fname}")), e);
+                for &(field, f) in fields {
+                    let ctx = Ctx::Escape(Escape::StoredInField { ty: *ty, field });
+                    self.operand(f, ctx, e);
                 }
             }
             ExprKind::Tuple(xs) => {
                 for &x in xs {
-                    self.operand(x, Ctx::Escape("stored in a tuple".into()), e);
+                    self.operand(x, Ctx::Escape(Escape::StoredInTuple), e);
                 }
             }
             ExprKind::Ctor { ctor, args } => {
-                let cname = ctor_name(self.items, *ctor);
                 for &x in args {
-                    self.operand(x, Ctx::Escape(format!("stored in {cname}(..)")), e);
+                    self.operand(x, Ctx::Escape(Escape::StoredInCtor(*ctor)), e);
                 }
             }
             ExprKind::List(xs) => {
                 for &x in xs {
-                    self.operand(x, Ctx::Escape("stored in a list".into()), e);
+                    self.operand(x, Ctx::Escape(Escape::StoredInList), e);
                 }
             }
             ExprKind::Range { lo, hi } => {
-                self.operand(*lo, Ctx::Read("a range".into()), e);
-                self.operand(*hi, Ctx::Read("a range".into()), e);
+                self.operand(*lo, Ctx::Read(Reader::Range), e);
+                self.operand(*hi, Ctx::Read(Reader::Range), e);
             }
             ExprKind::Lambda {
                 params,
@@ -356,7 +324,7 @@ impl Walker<'_> {
                 let saved_level = std::mem::replace(&mut self.stmt_level, true);
                 let saved_loop = std::mem::replace(&mut self.loop_depth, 0);
                 let saved_for = std::mem::take(&mut self.for_iters);
-                self.top(*lbody, Ctx::Escape("returned from a closure".into()), e);
+                self.top(*lbody, Ctx::Escape(Escape::ReturnedFromClosure), e);
                 self.for_iters = saved_for;
                 self.loop_depth = saved_loop;
                 self.stmt_level = saved_level;
@@ -364,14 +332,14 @@ impl Walker<'_> {
                 self.lambdas.pop();
             }
             ExprKind::If { cond, then, else_ } => {
-                self.top(*cond, Ctx::Read("a condition".into()), e);
+                self.top(*cond, Ctx::Read(Reader::Condition), e);
                 self.through(*then, ctx.clone(), reader_at);
                 if let Some(x) = else_ {
                     self.through(*x, ctx, reader_at);
                 }
             }
             ExprKind::Match { scrutinee, arms } => {
-                self.top(*scrutinee, Ctx::Escape("matched on".into()), e);
+                self.top(*scrutinee, Ctx::Escape(Escape::Matched), e);
                 for arm in arms {
                     self.bind_pat(arm.pat);
                     self.through(arm.body, ctx.clone(), reader_at);
@@ -407,18 +375,18 @@ impl Walker<'_> {
                     let ctx = if self.lambdas.is_empty() {
                         Ctx::Out
                     } else {
-                        Ctx::Escape("returned from a closure".into())
+                        Ctx::Escape(Escape::ReturnedFromClosure)
                     };
                     self.top(*v, ctx, e);
                 }
             }
             ExprKind::PutOwnedKey { map, key, value } => {
-                self.operand(*map, Ctx::Read("put".into()), e);
-                self.operand(*key, Ctx::Escape("a consumed key".into()), e);
-                self.operand(*value, Ctx::Escape("stored in a map".into()), e);
+                self.operand(*map, Ctx::Read(Reader::Put), e);
+                self.operand(*key, Ctx::Escape(Escape::ConsumedKey), e);
+                self.operand(*value, Ctx::Escape(Escape::StoredInMap), e);
             }
             ExprKind::BuilderPush { value, .. } => {
-                self.operand(*value, Ctx::Read("a string builder".into()), e)
+                self.operand(*value, Ctx::Read(Reader::Builder), e)
             }
             ExprKind::BuilderFinish { .. } => {}
         }
@@ -434,9 +402,9 @@ impl Walker<'_> {
                     self.top_at(*init, Ctx::Bind(*x), sat);
                     self.declare(*x, s, *init, false);
                 }
-                PatKind::Wild => self.top_at(*init, Ctx::Read("a discarded let".into()), sat),
+                PatKind::Wild => self.top_at(*init, Ctx::Read(Reader::DiscardedLet), sat),
                 _ => {
-                    self.top_at(*init, Ctx::Escape("destructured".into()), sat);
+                    self.top_at(*init, Ctx::Escape(Escape::Destructured), sat);
                     self.bind_pat(*pat);
                 }
             },
@@ -465,13 +433,13 @@ impl Walker<'_> {
                     });
                 self.top_at(*value, Ctx::Assign(*local), sat);
             }
-            StmtKind::Expr(e) => self.top_at(*e, Ctx::Read("a discarded value".into()), sat),
+            StmtKind::Expr(e) => self.top_at(*e, Ctx::Read(Reader::DiscardedValue), sat),
             StmtKind::For {
                 pat,
                 iter,
                 body: fbody,
             } => {
-                self.top_at(*iter, Ctx::Read("for".into()), sat);
+                self.top_at(*iter, Ctx::Read(Reader::For), sat);
                 let it = match &body[*iter].kind {
                     ExprKind::Local(l) => Some(*l),
                     _ => None,
@@ -481,7 +449,7 @@ impl Walker<'_> {
                     self.for_iters.push(l);
                 }
                 self.bind_pat(*pat);
-                self.top_at(*fbody, Ctx::Read("a loop".into()), sat);
+                self.top_at(*fbody, Ctx::Read(Reader::Loop), sat);
                 if it.is_some() {
                     self.for_iters.pop();
                 }
@@ -489,8 +457,8 @@ impl Walker<'_> {
             }
             StmtKind::While { cond, body: wbody } => {
                 self.loop_depth += 1;
-                self.top_at(*cond, Ctx::Read("a condition".into()), sat);
-                self.top_at(*wbody, Ctx::Read("a loop".into()), sat);
+                self.top_at(*cond, Ctx::Read(Reader::Condition), sat);
+                self.top_at(*wbody, Ctx::Read(Reader::Loop), sat);
                 self.loop_depth -= 1;
             }
             StmtKind::Drop(_) => {}
@@ -563,7 +531,7 @@ impl Walker<'_> {
         let at = self.at(lambda);
         self.facts.locals.entry(x).or_default().uses.push(Use {
             expr: lambda,
-            ctx: Ctx::Escape("captured by a closure".into()),
+            ctx: Ctx::Escape(Escape::CapturedByClosure),
             at,
             moved_out: false,
             index,
@@ -573,12 +541,12 @@ impl Walker<'_> {
     }
 }
 
-fn arg_ctx(u: ArgUse, method: &str, e: ExprId) -> Ctx {
+fn arg_ctx(u: ArgUse, method: ir::Method, e: ExprId) -> Ctx {
     match u {
-        ArgUse::Read | ArgUse::Scalar => Ctx::Read(method.to_string()),
-        ArgUse::Escape("viewed by") => Ctx::Escape(format!("viewed by {method}")),
-        ArgUse::Escape(why) => Ctx::Escape(why.to_string()),
-        ArgUse::Grow => Ctx::Escape(format!("shared by {method}")),
+        ArgUse::Read | ArgUse::Scalar => Ctx::Read(Reader::Method(method)),
+        ArgUse::View => Ctx::Escape(Escape::ViewedBy(method)),
+        ArgUse::Kept(k) => Ctx::Escape(Escape::Kept(k)),
+        ArgUse::Grow => Ctx::Escape(Escape::SharedBy(method)),
         ArgUse::Key => Ctx::Key(e),
     }
 }

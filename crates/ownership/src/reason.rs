@@ -1,0 +1,433 @@
+//! The reasons behind every decision, as data. The analysis decides by
+//! matching on these enums; text exists only when `explain`, `emit drops`
+//! or `emit summaries` renders them for a reader, so rewording a reason can
+//! never change a drop.
+//!
+//! Locals are named by id within the function whose decision they explain
+//! (`in_fn` when rendering); a callee's reasons carry their function.
+
+use ir::{BinOp, Builtin, Ctor, FnId, LocalId, Method, Program, TypeDefKind, TypeId};
+
+use crate::walk::{binop_name, builtin_name, ctor_name};
+use crate::Summary;
+
+/// Who reads a value and keeps nothing of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reader {
+    Interpolation,
+    Binary(BinOp),
+    Unary,
+    /// A parameter of this function that only reads it.
+    Call(FnId),
+    Builtin(Builtin),
+    /// The callee of a call through a function value.
+    CallOfValue,
+    Method(Method),
+    Indexing,
+    Field,
+    Range,
+    Condition,
+    DiscardedLet,
+    DiscardedValue,
+    For,
+    Loop,
+    /// The map of a `put` that consumes its key.
+    Put,
+    /// A string builder's append.
+    Builder,
+}
+
+/// How a method keeps an operand (the method table's escapes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Keep {
+    PushedElement,
+    FoldInit,
+    MapValue,
+    GetOrDefault,
+    /// An operand the table has no row for.
+    Argument,
+}
+
+/// Why a value escapes: it is kept, shared or handed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Escape {
+    /// Passed to parameter `param` of `f`, which keeps it.
+    PassedTo {
+        f: FnId,
+        param: u32,
+    },
+    PassedToValue,
+    ViewedBy(Method),
+    Kept(Keep),
+    /// A `push`/`concat` receiver other than `x := x.push(..)`.
+    SharedBy(Method),
+    StoredInField {
+        ty: TypeId,
+        field: u32,
+    },
+    StoredInTuple,
+    StoredInCtor(Ctor),
+    StoredInList,
+    ReturnedFromClosure,
+    Matched,
+    Destructured,
+    ConsumedKey,
+    StoredInMap,
+    CapturedByClosure,
+}
+
+/// What kind of shared value a method returns (the table's results).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SharedResult {
+    ElementOfList,
+    /// `push`/`concat`: a list that may share the receiver's buffer.
+    Grown(Method),
+    /// take, drop, trim, slice.
+    View(Method),
+    FoldResult,
+    MapValue,
+}
+
+/// How a parameter is used when it is not only read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamUseKind {
+    InClosure,
+    Returned,
+    Escapes(Escape),
+    AliasedBy(LocalId),
+    AssignedTo(LocalId),
+    GrownByPush,
+    KeyInMap,
+}
+
+/// Why a parameter is not borrowed: its first keeping use, at an offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParamUse {
+    pub kind: ParamUseKind,
+    pub at: u32,
+}
+
+/// Why an expression's value is not a new block nobody else holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NotFresh {
+    NotListOrString,
+    /// A method's shared result; `of` is its receiver when that is a name.
+    Shared {
+        what: SharedResult,
+        of: Option<LocalId>,
+    },
+    FnResult(FnId),
+    UnknownFn,
+    BuiltinResult(Builtin),
+    FnValueResult,
+    IfWithoutElse,
+    Branch(Box<NotFresh>),
+    BlockWithoutValue,
+    Param(LocalId),
+    /// A local bound by a pattern (a part of another value).
+    PartOf(LocalId),
+    /// A var whose last value escaped before it flows out.
+    LastValueEscaped {
+        local: LocalId,
+        why: Box<NotOwned>,
+        at: u32,
+    },
+    NotOnlyOwner {
+        local: LocalId,
+        why: Box<NotOwned>,
+        at: u32,
+    },
+    AnotherName(LocalId),
+    NotNew,
+}
+
+/// Why a function's result is not fresh.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ResultNotFresh {
+    NotListOrString,
+    Returns(NotFresh),
+}
+
+/// Why a local does not own its block.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NotOwned {
+    Unknown,
+    NotLetOrVar,
+    NotListOrString,
+    Holds(NotFresh),
+    AssignedInForOverIt,
+    AssignedInExpression,
+    AssignedNotFresh(NotFresh),
+    InClosure,
+    Escapes(Escape),
+    AliasedBy(LocalId),
+    AssignedTo(LocalId),
+    KeyInMap,
+    DependsOnItself,
+}
+
+/// Why a drop form frees what it frees (`emit drops` prints it beside
+/// the drop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    LastUse { local: LocalId, deep: bool },
+    Temp { reader: Reader, deep: bool },
+    BuilderPiece(LocalId),
+}
+
+/// What renders reasons: names and positions of the analysed program.
+#[derive(Clone, Copy)]
+pub struct Cx<'a> {
+    pub program: &'a Program,
+    pub summaries: &'a [Summary],
+}
+
+/// How deep a chain of callee reasons is followed when rendered.
+const MAX_DEPTH: u32 = 8;
+
+impl Cx<'_> {
+    pub fn pos(&self, at: u32) -> String {
+        let (l, c) = self.program.line_col(at);
+        format!("{l}:{c}")
+    }
+
+    pub fn local(&self, f: FnId, l: LocalId) -> &str {
+        match self.program.bodies.get(f.into_raw().into_u32() as usize) {
+            Some(b) if (l.into_raw().into_u32() as usize) < b.locals.len() => &b.locals[l].name,
+            _ => "?",
+        }
+    }
+
+    pub fn fn_name(&self, f: FnId) -> &str {
+        &self.program.items.fns[f].name
+    }
+
+    fn summary(&self, f: FnId) -> Option<&Summary> {
+        self.summaries.get(f.into_raw().into_u32() as usize)
+    }
+
+    pub fn reader(&self, r: Reader) -> String {
+        match r {
+            Reader::Interpolation => "interpolation".into(),
+            Reader::Binary(op) => binop_name(op).into(),
+            Reader::Unary => "an operator".into(),
+            Reader::Call(f) => format!("{}()", self.fn_name(f)),
+            Reader::Builtin(b) => format!("{}()", builtin_name(b)),
+            Reader::CallOfValue => "a call".into(),
+            Reader::Method(m) => m.name().into(),
+            Reader::Indexing => "indexing".into(),
+            Reader::Field => "a field".into(),
+            Reader::Range => "a range".into(),
+            Reader::Condition => "a condition".into(),
+            Reader::DiscardedLet => "a discarded let".into(),
+            Reader::DiscardedValue => "a discarded value".into(),
+            Reader::For => "for".into(),
+            Reader::Loop => "a loop".into(),
+            Reader::Put => "put".into(),
+            Reader::Builder => "a string builder".into(),
+        }
+    }
+
+    pub fn escape(&self, e: Escape, depth: u32) -> String {
+        match e {
+            Escape::PassedTo { f, param } => {
+                let pname = self.program.items.fns[f]
+                    .params
+                    .get(param as usize)
+                    .map(|p| p.0.as_str())
+                    .unwrap_or("?");
+                let head = format!(
+                    "passed to {}(), whose parameter {pname} escapes",
+                    self.fn_name(f)
+                );
+                // One level of the callee's reason keeps the chain short.
+                if depth > 0 {
+                    return head;
+                }
+                let why = self
+                    .summary(f)
+                    .and_then(|s| s.why_not_borrowed.get(param as usize).copied().flatten())
+                    .map(|u| self.param_use(f, u, depth + 1))
+                    .unwrap_or_else(|| "it keeps it".into());
+                format!("{head} ({why})")
+            }
+            Escape::PassedToValue => "passed to a function value".into(),
+            Escape::ViewedBy(m) => format!("viewed by {}", m.name()),
+            Escape::Kept(k) => match k {
+                Keep::PushedElement => "stored in a list by push",
+                Keep::FoldInit => "the initial accumulator of fold",
+                Keep::MapValue => "stored in a map",
+                Keep::GetOrDefault => "the default of get_or",
+                Keep::Argument => "an argument",
+            }
+            .into(),
+            Escape::SharedBy(m) => format!("shared by {}", m.name()),
+            Escape::StoredInField { ty, field } => {
+                let t = &self.program.items.types[ty];
+                let fname = match &t.kind {
+                    TypeDefKind::Record { fields } => fields
+                        .get(field as usize)
+                        .map(|f| f.0.as_str())
+                        .unwrap_or(""),
+                    TypeDefKind::Sum { .. } => "",
+                };
+                format!("stored into {}.{fname}", t.name)
+            }
+            Escape::StoredInTuple => "stored in a tuple".into(),
+            Escape::StoredInCtor(c) => {
+                format!("stored in {}(..)", ctor_name(&self.program.items, c))
+            }
+            Escape::StoredInList => "stored in a list".into(),
+            Escape::ReturnedFromClosure => "returned from a closure".into(),
+            Escape::Matched => "matched on".into(),
+            Escape::Destructured => "destructured".into(),
+            Escape::ConsumedKey => "a consumed key".into(),
+            Escape::StoredInMap => "stored in a map".into(),
+            Escape::CapturedByClosure => "captured by a closure".into(),
+        }
+    }
+
+    /// `"<use> at L:C"`, the use inside function `f`.
+    pub fn param_use(&self, f: FnId, u: ParamUse, depth: u32) -> String {
+        let w = match u.kind {
+            ParamUseKind::InClosure => "used inside a closure".into(),
+            ParamUseKind::Returned => "returned".into(),
+            ParamUseKind::Escapes(e @ Escape::PassedTo { .. }) if depth > 0 => {
+                // Nested: the callee's own chain is left out, position too.
+                return self.escape(e, depth);
+            }
+            ParamUseKind::Escapes(e) => self.escape(e, depth),
+            ParamUseKind::AliasedBy(y) => format!("aliased by {}", self.local(f, y)),
+            ParamUseKind::AssignedTo(y) => format!("assigned to {}", self.local(f, y)),
+            ParamUseKind::GrownByPush => "grown by push".into(),
+            ParamUseKind::KeyInMap => "stored in a map as a key".into(),
+        };
+        format!("{w} at {}", self.pos(u.at))
+    }
+
+    pub fn shared_result(&self, s: SharedResult) -> String {
+        match s {
+            SharedResult::ElementOfList => "an element of a list".into(),
+            SharedResult::Grown(m) => format!("a list that may share the buffer ({})", m.name()),
+            SharedResult::View(m) => format!("a view ({})", m.name()),
+            SharedResult::FoldResult => "what fold's function returns".into(),
+            SharedResult::MapValue => "a map value".into(),
+        }
+    }
+
+    /// Why the result of `f` is not fresh, or None when it is.
+    pub fn result_not_fresh(&self, f: FnId, depth: u32) -> Option<String> {
+        let why = self.summary(f)?.why_not_fresh.as_ref()?;
+        Some(match why {
+            ResultNotFresh::NotListOrString => "does not return a list or string".into(),
+            ResultNotFresh::Returns(nf) => format!("returns {}", self.not_fresh(f, nf, depth)),
+        })
+    }
+
+    pub fn not_fresh(&self, f: FnId, nf: &NotFresh, depth: u32) -> String {
+        match nf {
+            NotFresh::NotListOrString => "not a list or string".into(),
+            NotFresh::Shared { what, of } => {
+                let of = match of {
+                    Some(l) => {
+                        let is_param = self
+                            .program
+                            .bodies
+                            .get(f.into_raw().into_u32() as usize)
+                            .and_then(|b| b.locals.iter().find(|(id, _)| id == l))
+                            .is_some_and(|(_, x)| x.kind == ir::LocalKind::Param);
+                        let name = self.local(f, *l);
+                        if is_param {
+                            format!(" of its parameter {name}")
+                        } else {
+                            format!(" of {name}")
+                        }
+                    }
+                    None => String::new(),
+                };
+                format!("{}{of}", self.shared_result(*what))
+            }
+            NotFresh::FnResult(g) => {
+                let why = if depth >= MAX_DEPTH {
+                    None
+                } else {
+                    self.result_not_fresh(*g, depth + 1)
+                };
+                format!(
+                    "the result of {}(), which {}",
+                    self.fn_name(*g),
+                    why.unwrap_or_else(|| "does not return a fresh value".into())
+                )
+            }
+            NotFresh::UnknownFn => "unknown function".into(),
+            NotFresh::BuiltinResult(b) => format!("the result of {}()", builtin_name(*b)),
+            NotFresh::FnValueResult => "the result of a call through a function value".into(),
+            NotFresh::IfWithoutElse => "an if without else".into(),
+            NotFresh::Branch(inner) => {
+                // Nested branches say it once.
+                let mut inner = inner.as_ref();
+                while let NotFresh::Branch(i) = inner {
+                    inner = i;
+                }
+                format!(
+                    "a branch that is not fresh: {}",
+                    self.not_fresh(f, inner, depth)
+                )
+            }
+            NotFresh::BlockWithoutValue => "a block without a value".into(),
+            NotFresh::Param(l) => format!("its parameter {}", self.local(f, *l)),
+            NotFresh::PartOf(l) => format!("{}, a part of another value", self.local(f, *l)),
+            NotFresh::LastValueEscaped { local, why, at } => format!(
+                "{name}, whose last value {} at {}",
+                self.not_owned(f, why, depth),
+                self.pos(*at),
+                name = self.local(f, *local),
+            ),
+            NotFresh::NotOnlyOwner { local, why, at } => format!(
+                "{}, which is not the only owner ({} at {})",
+                self.local(f, *local),
+                self.not_owned(f, why, depth),
+                self.pos(*at)
+            ),
+            NotFresh::AnotherName(l) => {
+                format!("{}, another name for the value", self.local(f, *l))
+            }
+            NotFresh::NotNew => "not a new list or string".into(),
+        }
+    }
+
+    pub fn not_owned(&self, f: FnId, n: &NotOwned, depth: u32) -> String {
+        match n {
+            NotOwned::Unknown => "unknown".into(),
+            NotOwned::NotLetOrVar => "not a let or var".into(),
+            NotOwned::NotListOrString => "not a list or string".into(),
+            NotOwned::Holds(nf) => format!("holds {}", self.not_fresh(f, nf, depth)),
+            NotOwned::AssignedInForOverIt => "is assigned inside a for over it".into(),
+            NotOwned::AssignedInExpression => "is assigned inside an expression".into(),
+            NotOwned::AssignedNotFresh(nf) => {
+                format!("is assigned {}", self.not_fresh(f, nf, depth))
+            }
+            NotOwned::InClosure => "is used inside a closure".into(),
+            NotOwned::Escapes(e) => format!("is {}", self.escape(*e, depth)),
+            NotOwned::AliasedBy(y) => format!("is aliased by {}", self.local(f, *y)),
+            NotOwned::AssignedTo(y) => format!("is assigned to {}", self.local(f, *y)),
+            NotOwned::KeyInMap => "is stored in a map as a key".into(),
+            NotOwned::DependsOnItself => "depends on itself".into(),
+        }
+    }
+
+    pub fn drop_reason(&self, f: FnId, r: DropReason) -> String {
+        let owns = |deep: bool| if deep { ", with its strings" } else { "" };
+        match r {
+            DropReason::LastUse { local, deep } => {
+                format!("last use of {}{}", self.local(f, local), owns(deep))
+            }
+            DropReason::Temp { reader, deep } => {
+                format!("temporary read by {}{}", self.reader(reader), owns(deep))
+            }
+            DropReason::BuilderPiece(l) => {
+                format!("temporary appended to the builder {}", self.local(f, l))
+            }
+        }
+    }
+}
