@@ -522,12 +522,17 @@ impl<'p> Interp<'p> {
     fn eval_interp(&mut self, fr: &mut Frame<'p>, e: ExprId, parts: &[InterpPart]) -> R<Value> {
         let mut text = String::new();
         for p in parts {
+            let before = text.len();
             match p {
                 InterpPart::Text(t) => text.push_str(t),
                 InterpPart::Expr(x) => {
                     let v = self.eval(fr, *x)?;
                     show(&self.prog.items, &v, &mut text);
                 }
+            }
+            // The native builder checks the limit as it grows.
+            if text.len() > before && !crate::limit::str_fits(text.len() as u128) {
+                return self.trap(fr, e, "out of memory".into());
             }
         }
         let site = self.site(fr, e);
@@ -613,10 +618,14 @@ impl<'p> Interp<'p> {
         let lo = self.eval(fr, lo)?.as_int();
         let hi = self.eval(fr, hi)?.as_int();
         let n = (hi as i128 - lo as i128).max(0);
-        if n > (1 << 32) {
+        if n > (1 << 32) || !crate::limit::list_fits(n as u128, 8) {
             return self.trap(fr, e, "out of memory".into());
         }
-        let vals: Vec<Value> = (lo..hi).map(Value::Int).collect();
+        let mut vals: Vec<Value> = Vec::new();
+        if !crate::limit::reserve(&mut vals, n as usize) {
+            return self.trap(fr, e, "out of memory".into());
+        }
+        vals.extend((lo..hi).map(Value::Int));
         let site = self.site(fr, e);
         Ok(Value::List(self.new_list(vals, site)))
     }
@@ -963,7 +972,15 @@ impl<'p> Interp<'p> {
             }
             (Value::Str(a), Value::Str(b)) => match op {
                 BinOp::Add => {
-                    let mut t = String::with_capacity(a.len + b.len);
+                    let bytes = a.len + b.len;
+                    let room = if crate::limit::str_fits(bytes as u128) {
+                        crate::limit::string_with(bytes)
+                    } else {
+                        None
+                    };
+                    let Some(mut t) = room else {
+                        return self.trap(fr, e, "out of memory".into());
+                    };
                     t.push_str(a.as_str());
                     t.push_str(b.as_str());
                     let site = self.site(fr, e);
