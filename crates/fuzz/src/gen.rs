@@ -500,14 +500,7 @@ impl Gen {
         for f in self.fns.clone() {
             if self.rng.chance(70) {
                 let call = self.call(&f);
-                let name = self.name("v");
-                body.push(Stmt::Let {
-                    name: name.clone(),
-                    ty: f.ret.clone(),
-                    mutable: false,
-                    init: call,
-                });
-                self.bind(&name, f.ret.clone(), false);
+                self.declare(&mut body, "v", &f.ret, false, call);
             }
         }
         // Show everything still in scope, so a wrong free shows.
@@ -585,6 +578,36 @@ impl Gen {
         });
     }
 
+    /// Whether `f` may be called here: calls inside a loop or lambda
+    /// multiply, so a helper calls others only outside them and main
+    /// inside one at most; fuel functions only outside.
+    fn calls_ok(&self, f: &Sig) -> bool {
+        let main = self.current.as_ref().is_some_and(|c| c.name == "main");
+        let limit = if main && !f.fuel { 1 } else { 0 };
+        self.repeated <= limit
+    }
+
+    /// `let` (or `var`) PREFIXn: ty = init, appended to `out`; the name is
+    /// bound from the next statement on.
+    fn declare(
+        &mut self,
+        out: &mut Vec<Stmt>,
+        prefix: &str,
+        ty: &Ty,
+        mutable: bool,
+        init: Expr,
+    ) -> String {
+        let name = self.name(prefix);
+        out.push(Stmt::Let {
+            name: name.clone(),
+            ty: ty.clone(),
+            mutable,
+            init,
+        });
+        self.bind(&name, ty.clone(), mutable);
+        name
+    }
+
     // ---- statements ----
 
     fn block(&mut self, n: usize, tail: Option<&Ty>, ctx: Ctx) -> Block {
@@ -634,14 +657,7 @@ impl Gen {
                     self.pick_ty(true)
                 };
                 let init = self.expr(&t, 3, Ctx::Decided);
-                let name = self.name("v");
-                out.push(Stmt::Let {
-                    name: name.clone(),
-                    ty: t.clone(),
-                    mutable: false,
-                    init,
-                });
-                self.bind(&name, t.clone(), false);
+                let name = self.declare(out, "v", &t, false, init);
                 if self.rng.chance(35) {
                     // Use it at once, so a later use is its second.
                     self.tag("use_twice");
@@ -651,14 +667,7 @@ impl Gen {
             1 => {
                 let t = self.pick_heap_ty();
                 let init = self.expr(&t, 2, Ctx::Decided);
-                let name = self.name("m");
-                out.push(Stmt::Let {
-                    name: name.clone(),
-                    ty: t.clone(),
-                    mutable: true,
-                    init,
-                });
-                self.bind(&name, t, true);
+                self.declare(out, "m", &t, true, init);
             }
             2 => {
                 let t = self.pick_heap_ty();
@@ -666,14 +675,7 @@ impl Gen {
                     return self.stmt(out);
                 };
                 self.tag("alias");
-                let name = self.name("a");
-                out.push(Stmt::Let {
-                    name: name.clone(),
-                    ty: t.clone(),
-                    mutable: false,
-                    init: Expr::var(t.clone(), &src),
-                });
-                self.bind(&name, t.clone(), false);
+                self.declare(out, "a", &t, false, Expr::var(t.clone(), &src));
                 if self.rng.chance(50) {
                     out.push(self.use_stmt(&src, &t));
                 }
@@ -743,7 +745,7 @@ impl Gen {
                     return self.stmt(out);
                 }
                 let f = self.rng.pick(&callable).clone();
-                if f.fuel && self.repeated > 0 {
+                if !self.calls_ok(&f) {
                     return self.stmt(out);
                 }
                 let e = self.call(&f);
@@ -934,14 +936,7 @@ impl Gen {
             // Nothing to update: declare a var to update later.
             let t = self.pick_heap_ty();
             let init = self.expr(&t, 1, Ctx::Decided);
-            let name = self.name("m");
-            out.push(Stmt::Let {
-                name: name.clone(),
-                ty: t.clone(),
-                mutable: true,
-                init,
-            });
-            self.bind(&name, t, true);
+            self.declare(out, "m", &t, true, init);
             return;
         };
         if self.loops > 0 {
@@ -1040,16 +1035,8 @@ impl Gen {
         let src = match self.var_of(&t) {
             Some(v) => v,
             None => {
-                let name = self.name("v");
                 let init = self.expr(&t, 2, Ctx::Decided);
-                out.push(Stmt::Let {
-                    name: name.clone(),
-                    ty: t.clone(),
-                    mutable: false,
-                    init,
-                });
-                self.bind(&name, t.clone(), false);
-                name
+                self.declare(out, "v", &t, false, init)
             }
         };
         let x = Expr::var(t.clone(), &src);
@@ -1136,14 +1123,7 @@ impl Gen {
                 )
             }
         };
-        let name = self.name("st");
-        out.push(Stmt::Let {
-            name: name.clone(),
-            ty: ty.clone(),
-            mutable: false,
-            init,
-        });
-        self.bind(&name, ty.clone(), false);
+        let name = self.declare(out, "st", &ty, false, init);
         // Read the source again, then what holds it.
         out.push(self.use_stmt(&src, &t));
         if let Ty::Fn(..) = ty {
@@ -1168,17 +1148,7 @@ impl Gen {
         let mt = Ty::map(Ty::Str, vt.clone());
         let m = match self.var_of(&mt) {
             Some(m) => m,
-            None => {
-                let name = self.name("mp");
-                out.push(Stmt::Let {
-                    name: name.clone(),
-                    ty: mt.clone(),
-                    mutable: false,
-                    init: Expr::lit(mt.clone(), "empty_map()"),
-                });
-                self.bind(&name, mt.clone(), false);
-                name
-            }
+            None => self.declare(out, "mp", &mt, false, Expr::lit(mt.clone(), "empty_map()")),
         };
         self.tag("map_str_keys");
         let key = self.key_expr();
@@ -1396,7 +1366,7 @@ impl Gen {
                 let fs: Vec<Sig> = self
                     .fns
                     .iter()
-                    .filter(|f| f.ret == *t && (!f.fuel || self.repeated == 0))
+                    .filter(|f| f.ret == *t && self.calls_ok(f))
                     .cloned()
                     .collect();
                 if fs.is_empty() {
@@ -1440,15 +1410,8 @@ impl Gen {
                         self.stmt(&mut stmts);
                     }
                 }
-                let name = self.name("b");
                 let init = self.expr(t, depth - 1, Ctx::Decided);
-                stmts.push(Stmt::Let {
-                    name: name.clone(),
-                    ty: t.clone(),
-                    mutable: false,
-                    init,
-                });
-                self.bind(&name, t.clone(), false);
+                let name = self.declare(&mut stmts, "b", t, false, init);
                 if self.rng.chance(50) {
                     stmts.push(self.use_stmt(&name, t));
                 }

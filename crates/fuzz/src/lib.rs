@@ -245,7 +245,8 @@ fn one_program(
         let _ = std::fs::remove_file(&path);
         return;
     }
-    let (minimized, detail) = if opts.minimize {
+    // A timeout is not minimized: every candidate could take the limit.
+    let (minimized, detail) = if opts.minimize && !first.key.starts_with("timeout") {
         let mpath = dir.join(format!("m{seed}.ssp"));
         let key = first.key.clone();
         let mut last_detail = first.detail.clone();

@@ -15,6 +15,9 @@ enum Op {
     Inline,
     RemoveArm,
     Replace,
+    /// A block expression's statements moved out in front of the statement
+    /// (or tail) it is the value of: `let x = { s; e }` to `s; let x = e`.
+    Flatten,
 }
 
 struct Cursor {
@@ -88,7 +91,13 @@ pub fn minimize(
                 changed = true;
             }
         }
-        for op in [Op::RemoveStmt, Op::Inline, Op::RemoveArm, Op::Replace] {
+        for op in [
+            Op::RemoveStmt,
+            Op::Inline,
+            Op::Flatten,
+            Op::RemoveArm,
+            Op::Replace,
+        ] {
             let mut k = count(&best, op);
             while k > 0 {
                 k -= 1;
@@ -420,6 +429,30 @@ fn walk_block(b: &mut Block, p: &Program, op: Op, cur: &mut Cursor) {
                     }
                 }
             }
+            Op::Flatten => {
+                let value = match &mut b.stmts[i] {
+                    Stmt::Let { init: e, .. }
+                    | Stmt::Assign { value: e, .. }
+                    | Stmt::Expr(e)
+                    | Stmt::Return(Some(e)) => Some(e),
+                    _ => None,
+                };
+                if let Some(e) = value {
+                    if let Some(inner) = block_with_stmts(e) {
+                        if cur.at() {
+                            let stmts = std::mem::take(&mut inner.stmts);
+                            match inner.tail.take() {
+                                Some(t) => *e = *t,
+                                None => {
+                                    b.stmts.remove(i);
+                                }
+                            }
+                            b.stmts.splice(i..i, stmts);
+                            return;
+                        }
+                    }
+                }
+            }
             _ => {}
         }
         walk_stmt(&mut b.stmts[i], p, op, cur);
@@ -428,8 +461,29 @@ fn walk_block(b: &mut Block, p: &Program, op: Op, cur: &mut Cursor) {
     if cur.hit {
         return;
     }
+    if op == Op::Flatten {
+        if let Some(t) = &mut b.tail {
+            if let Some(inner) = block_with_stmts(t) {
+                if cur.at() {
+                    let stmts = std::mem::take(&mut inner.stmts);
+                    let tail = inner.tail.take();
+                    b.stmts.extend(stmts);
+                    b.tail = tail;
+                    return;
+                }
+            }
+        }
+    }
     if let Some(t) = &mut b.tail {
         walk_expr(t, p, op, cur);
+    }
+}
+
+/// The block `e` is, when it has statements.
+fn block_with_stmts(e: &mut Expr) -> Option<&mut Block> {
+    match &mut e.kind {
+        Kind::Block(b) if !b.stmts.is_empty() => Some(b),
+        _ => None,
     }
 }
 
