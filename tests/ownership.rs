@@ -247,32 +247,7 @@ fn drops_name_bound_locals() {
                 }
             }
             k => {
-                let mut kids = Vec::new();
-                match k {
-                    ExprKind::If { cond, then, else_ } => {
-                        kids.extend([*cond, *then]);
-                        kids.extend(*else_);
-                    }
-                    ExprKind::Match { scrutinee, arms } => {
-                        kids.push(*scrutinee);
-                        kids.extend(arms.iter().map(|a| a.body));
-                    }
-                    ExprKind::Lambda { body, .. } => kids.push(*body),
-                    ExprKind::Method { receiver, args, .. } => {
-                        kids.push(*receiver);
-                        kids.extend(args);
-                    }
-                    ExprKind::Call { args, .. } | ExprKind::List(args) | ExprKind::Tuple(args) => {
-                        kids.extend(args)
-                    }
-                    ExprKind::Binary { lhs, rhs, .. } => kids.extend([*lhs, *rhs]),
-                    ExprKind::Return(Some(v)) => kids.push(*v),
-                    ExprKind::Interp(parts) => kids.extend(parts.iter().filter_map(|p| match p {
-                        ir::InterpPart::Expr(x) => Some(*x),
-                        ir::InterpPart::Text(_) => None,
-                    })),
-                    _ => {}
-                }
+                let kids = ir::visit::children(k);
                 for k in kids {
                     block(b, k, scope, errs);
                 }

@@ -1,6 +1,7 @@
-//! The method table of LANGUAGE.md: each method's parameter and result
-//! types by receiver type.
+//! Method signatures, instantiated from the method table (`ir::methods`)
+//! for a receiver type.
 
+use ir::methods::{self, Need as TableNeed, Recv, Sig};
 use ir::Method;
 
 use crate::body::Need;
@@ -17,224 +18,98 @@ pub(crate) struct MethodSig {
     pub(crate) must_be_str_list: Option<T>,
 }
 
-fn sig(method: Method, params: Vec<T>, ret: T) -> MethodSig {
-    MethodSig {
-        method,
-        params,
-        ret,
-        needs: Vec::new(),
-        must_be_str_list: None,
-    }
-}
-
-fn with_need(mut s: MethodSig, t: &T, need: Need) -> MethodSig {
-    s.needs.push((t.clone(), need));
-    s
-}
-
-/// Resolves `name` on a receiver of type `recv` (already shallow-resolved).
-pub(crate) fn lookup(table: &mut Table, recv: &T, name: &str) -> Option<MethodSig> {
-    use Method::*;
+/// The receiver kind of a (shallow-resolved) type, and its type
+/// parameters: a list's element, or a map's key and value.
+fn recv_of(recv: &T) -> Option<(Recv, Option<T>, Option<T>)> {
     Some(match recv {
-        T::List(t) => {
-            let t = (**t).clone();
-            let list = T::list(t.clone());
-            match name {
-                "len" => sig(ListLen, vec![], T::Int),
-                "is_empty" => sig(ListIsEmpty, vec![], T::Bool),
-                "get" => sig(ListGet, vec![T::Int], T::option(t)),
-                "first" => sig(ListFirst, vec![], t),
-                "last" => sig(ListLast, vec![], t),
-                "contains" => with_need(
-                    sig(ListContains, vec![t.clone()], T::Bool),
-                    &t,
-                    Need::Compare,
-                ),
-                "sum" => with_need(sig(ListSum, vec![], t.clone()), &t, Need::Numeric),
-                "min" => with_need(sig(ListMin, vec![], t.clone()), &t, Need::Numeric),
-                "max" => with_need(sig(ListMax, vec![], t.clone()), &t, Need::Numeric),
-                "push" => sig(ListPush, vec![t], list),
-                "concat" => sig(ListConcat, vec![list.clone()], list),
-                "take" => sig(ListTake, vec![T::Int], list),
-                "drop" => sig(ListDrop, vec![T::Int], list),
-                "reverse" => sig(ListReverse, vec![], list),
-                "sort" => with_need(sig(ListSort, vec![], list), &t, Need::Sort),
-                "sort_by" => {
-                    let k = table.fresh();
-                    with_need(
-                        sig(ListSortBy, vec![T::func(vec![t], k.clone())], list),
-                        &k,
-                        Need::Sort,
-                    )
-                }
-                "unique" => with_need(sig(ListUnique, vec![], list), &t, Need::Compare),
-                "enumerate" => sig(ListEnumerate, vec![], T::list(T::Tuple(vec![T::Int, t]))),
-                "zip" => {
-                    let u = table.fresh();
-                    sig(
-                        ListZip,
-                        vec![T::list(u.clone())],
-                        T::list(T::Tuple(vec![t, u])),
-                    )
-                }
-                "map" => {
-                    let u = table.fresh();
-                    sig(ListMap, vec![T::func(vec![t], u.clone())], T::list(u))
-                }
-                "filter" => sig(ListFilter, vec![T::func(vec![t], T::Bool)], list),
-                "flat_map" => {
-                    let u = table.fresh();
-                    sig(
-                        ListFlatMap,
-                        vec![T::func(vec![t], T::list(u.clone()))],
-                        T::list(u),
-                    )
-                }
-                "fold" => {
-                    let a = table.fresh();
-                    sig(
-                        ListFold,
-                        vec![a.clone(), T::func(vec![a.clone(), t], a.clone())],
-                        a,
-                    )
-                }
-                "any" => sig(ListAny, vec![T::func(vec![t], T::Bool)], T::Bool),
-                "all" => sig(ListAll, vec![T::func(vec![t], T::Bool)], T::Bool),
-                "find" => sig(
-                    ListFind,
-                    vec![T::func(vec![t.clone()], T::Bool)],
-                    T::option(t),
-                ),
-                "counts" => with_need(
-                    sig(ListCounts, vec![], T::map(t.clone(), T::Int)),
-                    &t,
-                    Need::MapKey,
-                ),
-                "join" => {
-                    let mut s = sig(ListJoin, vec![T::Str], T::Str);
-                    s.must_be_str_list = Some(t);
-                    s
-                }
-                _ => return None,
-            }
-        }
-        T::Str => match name {
-            "len" => sig(StrLen, vec![], T::Int),
-            "byte" => sig(StrByte, vec![T::Int], T::Int),
-            "chars" => sig(StrChars, vec![], T::list(T::Str)),
-            "split" => sig(StrSplit, vec![T::Str], T::list(T::Str)),
-            "words" => sig(StrWords, vec![], T::list(T::Str)),
-            "lines" => sig(StrLines, vec![], T::list(T::Str)),
-            "trim" => sig(StrTrim, vec![], T::Str),
-            "lower" => sig(StrLower, vec![], T::Str),
-            "upper" => sig(StrUpper, vec![], T::Str),
-            "replace" => sig(StrReplace, vec![T::Str, T::Str], T::Str),
-            "repeat" => sig(StrRepeat, vec![T::Int], T::Str),
-            "contains" => sig(StrContains, vec![T::Str], T::Bool),
-            "starts_with" => sig(StrStartsWith, vec![T::Str], T::Bool),
-            "ends_with" => sig(StrEndsWith, vec![T::Str], T::Bool),
-            "find" => sig(StrFind, vec![T::Str], T::option(T::Int)),
-            "take" => sig(StrTake, vec![T::Int], T::Str),
-            "drop" => sig(StrDrop, vec![T::Int], T::Str),
-            "slice" => sig(StrSlice, vec![T::Int, T::Int], T::Str),
-            "to_int" => sig(StrToInt, vec![], T::Int),
-            "to_f64" => sig(StrToF64, vec![], T::F64),
-            "is_empty" => sig(StrIsEmpty, vec![], T::Bool),
-            _ => return None,
-        },
-        T::Map(k, v) => {
-            let (k, v) = ((**k).clone(), (**v).clone());
-            let map = T::map(k.clone(), v.clone());
-            match name {
-                "put" => sig(MapPut, vec![k, v], map),
-                "get" => sig(MapGet, vec![k], T::option(v)),
-                "get_or" => sig(MapGetOr, vec![k, v.clone()], v),
-                "has" => sig(MapHas, vec![k], T::Bool),
-                "remove" => sig(MapRemove, vec![k], T::option(v)),
-                "len" => sig(MapLen, vec![], T::Int),
-                "keys" => sig(MapKeys, vec![], T::list(k)),
-                "values" => sig(MapValues, vec![], T::list(v)),
-                "entries" => sig(MapEntries, vec![], T::list(T::Tuple(vec![k, v]))),
-                _ => return None,
-            }
-        }
-        T::Int => match name {
-            "to_f64" => sig(IntToF64, vec![], T::F64),
-            "abs" => sig(IntAbs, vec![], T::Int),
-            _ => return None,
-        },
-        T::F64 => match name {
-            "to_int" => sig(F64ToInt, vec![], T::Int),
-            "abs" => sig(F64Abs, vec![], T::F64),
-            "sqrt" => sig(F64Sqrt, vec![], T::F64),
-            "floor" => sig(F64Floor, vec![], T::F64),
-            _ => return None,
-        },
+        T::List(t) => (Recv::List, Some((**t).clone()), None),
+        T::Str => (Recv::Str, None, None),
+        T::Map(k, v) => (Recv::Map, Some((**k).clone()), Some((**v).clone())),
+        T::Int => (Recv::Int, None, None),
+        T::F64 => (Recv::F64, None, None),
         _ => return None,
     })
 }
 
+/// Turns a table type into a checker type.
+struct Inst<'a> {
+    recv: &'a T,
+    /// A list's element or a map's key.
+    first: Option<T>,
+    /// A map's value.
+    second: Option<T>,
+    vars: Vec<T>,
+}
+
+impl Inst<'_> {
+    fn ty(&mut self, table: &mut Table, s: &Sig) -> T {
+        match s {
+            Sig::Int => T::Int,
+            Sig::F64 => T::F64,
+            Sig::Bool => T::Bool,
+            Sig::Str => T::Str,
+            Sig::Elem | Sig::Key => self.first.clone().unwrap_or(T::Error),
+            Sig::Val => self.second.clone().unwrap_or(T::Error),
+            Sig::Recv => self.recv.clone(),
+            Sig::Var(i) => {
+                let i = *i as usize;
+                while self.vars.len() <= i {
+                    self.vars.push(table.fresh());
+                }
+                self.vars[i].clone()
+            }
+            Sig::List(e) => T::list(self.ty(table, e)),
+            Sig::Option(e) => T::option(self.ty(table, e)),
+            Sig::Map(k, v) => {
+                let k = self.ty(table, k);
+                T::map(k, self.ty(table, v))
+            }
+            Sig::Tuple(xs) => T::Tuple(xs.iter().map(|x| self.ty(table, x)).collect()),
+            Sig::Fn(ps, r) => {
+                let ps = ps.iter().map(|p| self.ty(table, p)).collect();
+                T::func(ps, self.ty(table, r))
+            }
+        }
+    }
+}
+
+/// Resolves `name` on a receiver of type `recv` (already shallow-resolved).
+pub(crate) fn lookup(table: &mut Table, recv: &T, name: &str) -> Option<MethodSig> {
+    let (kind, first, second) = recv_of(recv)?;
+    let d = methods::lookup(kind, name)?;
+    let mut inst = Inst {
+        recv,
+        first,
+        second,
+        vars: Vec::new(),
+    };
+    let params = d.params.iter().map(|p| inst.ty(table, p)).collect();
+    let ret = inst.ty(table, &d.ret);
+    let mut needs = Vec::new();
+    let mut must_be_str_list = None;
+    for (s, need) in d.needs {
+        let t = inst.ty(table, s);
+        match need {
+            TableNeed::Numeric => needs.push((t, Need::Numeric)),
+            TableNeed::Compare => needs.push((t, Need::Compare)),
+            TableNeed::Sort => needs.push((t, Need::Sort)),
+            TableNeed::MapKey => needs.push((t, Need::MapKey)),
+            TableNeed::Str => must_be_str_list = Some(t),
+        }
+    }
+    Some(MethodSig {
+        method: d.method,
+        params,
+        ret,
+        needs,
+        must_be_str_list,
+    })
+}
+
 /// The method names a receiver type has (for "did you mean" hints).
-pub(crate) fn names(recv: &T) -> &'static [&'static str] {
-    match recv {
-        T::List(_) => &[
-            "len",
-            "is_empty",
-            "get",
-            "first",
-            "last",
-            "contains",
-            "sum",
-            "min",
-            "max",
-            "push",
-            "concat",
-            "take",
-            "drop",
-            "reverse",
-            "sort",
-            "sort_by",
-            "unique",
-            "enumerate",
-            "zip",
-            "map",
-            "filter",
-            "flat_map",
-            "fold",
-            "any",
-            "all",
-            "find",
-            "counts",
-            "join",
-        ],
-        T::Str => &[
-            "len",
-            "byte",
-            "chars",
-            "split",
-            "words",
-            "lines",
-            "trim",
-            "lower",
-            "upper",
-            "replace",
-            "repeat",
-            "contains",
-            "starts_with",
-            "ends_with",
-            "find",
-            "take",
-            "drop",
-            "slice",
-            "to_int",
-            "to_f64",
-            "is_empty",
-        ],
-        T::Map(..) => &[
-            "put", "get", "get_or", "has", "remove", "len", "keys", "values", "entries",
-        ],
-        T::Int => &["to_f64", "abs"],
-        T::F64 => &["to_int", "abs", "sqrt", "floor"],
-        _ => &[],
+pub(crate) fn names(recv: &T) -> Vec<&'static str> {
+    match recv_of(recv) {
+        Some((kind, _, _)) => methods::names(kind).collect(),
+        None => Vec::new(),
     }
 }

@@ -27,7 +27,9 @@
 //! nothing. Both backends follow this rule so that "free the old buffer
 //! when it moved" frees the same blocks in both.
 
+pub mod methods;
 pub mod pretty;
+pub mod visit;
 
 use std::sync::Arc;
 
@@ -197,6 +199,27 @@ pub enum BinOp {
     Or,
 }
 
+impl BinOp {
+    /// The operator as written in source.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnOp {
     Neg,
@@ -212,6 +235,36 @@ pub enum Builtin {
     ReadStdin,
     Args,
     Trap,
+}
+
+impl Builtin {
+    pub const ALL: [Builtin; 7] = [
+        Builtin::Print,
+        Builtin::Log,
+        Builtin::EmptyMap,
+        Builtin::ReadFile,
+        Builtin::ReadStdin,
+        Builtin::Args,
+        Builtin::Trap,
+    ];
+
+    /// The name as written in source.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Print => "print",
+            Builtin::Log => "log",
+            Builtin::EmptyMap => "empty_map",
+            Builtin::ReadFile => "read_file",
+            Builtin::ReadStdin => "read_stdin",
+            Builtin::Args => "args",
+            Builtin::Trap => "trap",
+        }
+    }
+
+    /// The built-in a source name stands for.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Builtin::ALL.into_iter().find(|b| b.name() == name)
+    }
 }
 
 /// Every method of LANGUAGE.md, resolved by receiver type.
@@ -289,64 +342,9 @@ pub enum Method {
 }
 
 impl Method {
-    /// The name as written in source.
+    /// The name as written in source (from the method table).
     pub fn name(self) -> &'static str {
-        use Method::*;
-        match self {
-            ListLen | StrLen | MapLen => "len",
-            ListIsEmpty | StrIsEmpty => "is_empty",
-            ListGet | MapGet => "get",
-            ListFirst => "first",
-            ListLast => "last",
-            ListContains | StrContains => "contains",
-            ListSum => "sum",
-            ListMin => "min",
-            ListMax => "max",
-            ListPush => "push",
-            ListConcat => "concat",
-            ListTake | StrTake => "take",
-            ListDrop | StrDrop => "drop",
-            ListReverse => "reverse",
-            ListSort => "sort",
-            ListSortBy => "sort_by",
-            ListUnique => "unique",
-            ListEnumerate => "enumerate",
-            ListZip => "zip",
-            ListMap => "map",
-            ListFilter => "filter",
-            ListFlatMap => "flat_map",
-            ListFold => "fold",
-            ListAny => "any",
-            ListAll => "all",
-            ListFind | StrFind => "find",
-            ListCounts => "counts",
-            ListJoin => "join",
-            StrByte => "byte",
-            StrChars => "chars",
-            StrSplit => "split",
-            StrWords => "words",
-            StrLines => "lines",
-            StrTrim => "trim",
-            StrLower => "lower",
-            StrUpper => "upper",
-            StrReplace => "replace",
-            StrRepeat => "repeat",
-            StrStartsWith => "starts_with",
-            StrEndsWith => "ends_with",
-            StrSlice => "slice",
-            StrToInt | F64ToInt => "to_int",
-            StrToF64 | IntToF64 => "to_f64",
-            MapPut => "put",
-            MapGetOr => "get_or",
-            MapHas => "has",
-            MapRemove => "remove",
-            MapKeys => "keys",
-            MapValues => "values",
-            MapEntries => "entries",
-            IntAbs | F64Abs => "abs",
-            F64Sqrt => "sqrt",
-            F64Floor => "floor",
-        }
+        self.def().name
     }
 }
 

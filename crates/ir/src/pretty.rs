@@ -206,36 +206,6 @@ fn write_tys(s: &mut String, items: &ItemTree, ts: &[Ty]) {
     }
 }
 
-fn builtin_name(b: Builtin) -> &'static str {
-    match b {
-        Builtin::Print => "print",
-        Builtin::Log => "log",
-        Builtin::EmptyMap => "empty_map",
-        Builtin::ReadFile => "read_file",
-        Builtin::ReadStdin => "read_stdin",
-        Builtin::Args => "args",
-        Builtin::Trap => "trap",
-    }
-}
-
-fn binop_str(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::And => "&&",
-        BinOp::Or => "||",
-    }
-}
-
 struct Printer<'a> {
     items: &'a ItemTree,
     body: &'a Body,
@@ -477,7 +447,7 @@ impl<'a> Printer<'a> {
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 self.operand(*lhs);
-                let _ = write!(self.out, " {} ", binop_str(*op));
+                let _ = write!(self.out, " {} ", BinOp::symbol(*op));
                 self.operand(*rhs);
             }
             ExprKind::Call { callee, args } => {
@@ -491,7 +461,7 @@ impl<'a> Printer<'a> {
                             .map(|(_, s)| s.name.clone());
                         self.out.push_str(&n.unwrap_or_else(|| "<fn>".into()));
                     }
-                    Callee::Builtin(b) => self.out.push_str(builtin_name(*b)),
+                    Callee::Builtin(b) => self.out.push_str(Builtin::name(*b)),
                     Callee::Value(v) => {
                         if matches!(body[*v].kind, ExprKind::Local(_)) {
                             self.expr(*v);

@@ -60,7 +60,7 @@ use reason::{Cx, DropReason, ParamUse, Reader, ResultNotFresh};
 use walk::Ctx;
 
 pub use report::{render_fate, render_site, BlockKind, FateKind, SiteKind};
-pub use table::{row as method_row, ArgUse, Res, Row};
+pub use table::{row as method_row, ArgUse, Res};
 
 /// What the analysis knows about one function from outside.
 #[derive(Clone, Debug, PartialEq, Eq)]

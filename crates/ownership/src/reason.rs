@@ -8,7 +8,7 @@
 
 use ir::{BinOp, Builtin, Ctor, FnId, LocalId, Method, Program, TypeDefKind, TypeId};
 
-use crate::walk::{binop_name, builtin_name, ctor_name};
+use crate::walk::ctor_name;
 use crate::Summary;
 
 /// Who reads a value and keeps nothing of it.
@@ -37,16 +37,7 @@ pub enum Reader {
     Builder,
 }
 
-/// How a method keeps an operand (the method table's escapes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Keep {
-    PushedElement,
-    FoldInit,
-    MapValue,
-    GetOrDefault,
-    /// An operand the table has no row for.
-    Argument,
-}
+pub use ir::methods::{Keep, SharedResult};
 
 /// Why a value escapes: it is kept, shared or handed on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,18 +65,6 @@ pub enum Escape {
     ConsumedKey,
     StoredInMap,
     CapturedByClosure,
-}
-
-/// What kind of shared value a method returns (the table's results).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SharedResult {
-    ElementOfList,
-    /// `push`/`concat`: a list that may share the receiver's buffer.
-    Grown(Method),
-    /// take, drop, trim, slice.
-    View(Method),
-    FoldResult,
-    MapValue,
 }
 
 /// How a parameter is used when it is not only read.
@@ -209,10 +188,10 @@ impl Cx<'_> {
     pub fn reader(&self, r: Reader) -> String {
         match r {
             Reader::Interpolation => "interpolation".into(),
-            Reader::Binary(op) => binop_name(op).into(),
+            Reader::Binary(op) => op.symbol().into(),
             Reader::Unary => "an operator".into(),
             Reader::Call(f) => format!("{}()", self.fn_name(f)),
-            Reader::Builtin(b) => format!("{}()", builtin_name(b)),
+            Reader::Builtin(b) => format!("{}()", b.name()),
             Reader::CallOfValue => "a call".into(),
             Reader::Method(m) => m.name().into(),
             Reader::Indexing => "indexing".into(),
@@ -360,7 +339,7 @@ impl Cx<'_> {
                 )
             }
             NotFresh::UnknownFn => "unknown function".into(),
-            NotFresh::BuiltinResult(b) => format!("the result of {}()", builtin_name(*b)),
+            NotFresh::BuiltinResult(b) => format!("the result of {}()", b.name()),
             NotFresh::FnValueResult => "the result of a call through a function value".into(),
             NotFresh::IfWithoutElse => "an if without else".into(),
             NotFresh::Branch(inner) => {

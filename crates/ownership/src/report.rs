@@ -7,7 +7,7 @@ use ir::{BinOp, Builtin, Callee, Ctor, ExprId, ExprKind, FnId, LocalId, Method, 
 use crate::decide::{Decider, End, Fresh, Own};
 use crate::reason::{Cx, Escape, NotFresh, NotOwned, Reader};
 use crate::rewrite::Plan;
-use crate::walk::{builtin_name, ctor_name, Ctx};
+use crate::walk::{ctor_name, Ctx};
 use crate::{Fate, Summary};
 
 /// The kind of block a site makes, as `explain` names it.
@@ -184,7 +184,7 @@ pub fn render_site(cx: &Cx, f: FnId, s: SiteKind) -> String {
         SiteKind::Interpolation => "string from interpolation".into(),
         SiteKind::StrConcat => "string from +".into(),
         SiteKind::Method(k, m) => format!("{} from {}", k.name(), m.name()),
-        SiteKind::Builtin(k, b) => format!("{} from {}()", k.name(), builtin_name(b)),
+        SiteKind::Builtin(k, b) => format!("{} from {}()", k.name(), b.name()),
         SiteKind::Call(k, g) => format!("{} from {}()", k.name(), cx.fn_name(g)),
         SiteKind::Record(t) => format!("record {}", cx.program.items.types[t].name),
         SiteKind::Tuple => "tuple".into(),

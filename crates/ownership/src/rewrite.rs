@@ -8,9 +8,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use ir::visit::{children, children_mut};
 use ir::{
-    Body, BodySourceMap, Callee, ExprId, ExprKind, InterpPart, LocalId, LocalKind, OldValue, Pat,
-    PatKind, Span, Stmt, StmtId, StmtKind, Ty,
+    Body, BodySourceMap, ExprId, ExprKind, LocalId, LocalKind, OldValue, Pat, PatKind, Span, Stmt,
+    StmtId, StmtKind, Ty,
 };
 
 /// Everything the rewrite inserts into one body.
@@ -49,89 +50,6 @@ struct Rw<'a> {
     sm: BodySourceMap,
     plan: &'a Plan,
     joins: HashMap<ExprId, LocalId>,
-}
-
-/// Visits an expression's direct children in evaluation order (blocks
-/// excepted: their statements are rewritten separately).
-fn children_mut(kind: &mut ExprKind, f: &mut dyn FnMut(&mut ExprId)) {
-    match kind {
-        ExprKind::Missing
-        | ExprKind::Lit(_)
-        | ExprKind::Local(_)
-        | ExprKind::Func(_)
-        | ExprKind::Break
-        | ExprKind::Continue
-        | ExprKind::BuilderNew { .. }
-        | ExprKind::BuilderFinish { .. }
-        | ExprKind::Block { .. } => {}
-        ExprKind::Interp(parts) => {
-            for p in parts {
-                if let InterpPart::Expr(x) = p {
-                    f(x);
-                }
-            }
-        }
-        ExprKind::Unary { operand, .. } => f(operand),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            f(lhs);
-            f(rhs);
-        }
-        ExprKind::Call { callee, args } => {
-            if let Callee::Value(c) = callee {
-                f(c);
-            }
-            args.iter_mut().for_each(f);
-        }
-        ExprKind::Method { receiver, args, .. } => {
-            f(receiver);
-            args.iter_mut().for_each(f);
-        }
-        ExprKind::Index { base, index } => {
-            f(base);
-            f(index);
-        }
-        ExprKind::Field { base, .. } => f(base),
-        ExprKind::Record { fields, .. } => fields.iter_mut().for_each(|(_, x)| f(x)),
-        ExprKind::Tuple(xs) | ExprKind::List(xs) | ExprKind::Ctor { args: xs, .. } => {
-            xs.iter_mut().for_each(f)
-        }
-        ExprKind::Range { lo, hi } => {
-            f(lo);
-            f(hi);
-        }
-        ExprKind::Lambda { body, .. } => f(body),
-        ExprKind::If { cond, then, else_ } => {
-            f(cond);
-            f(then);
-            if let Some(x) = else_ {
-                f(x);
-            }
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            f(scrutinee);
-            for a in arms {
-                f(&mut a.body);
-            }
-        }
-        ExprKind::Return(v) => {
-            if let Some(v) = v {
-                f(v);
-            }
-        }
-        ExprKind::PutOwnedKey { map, key, value } => {
-            f(map);
-            f(key);
-            f(value);
-        }
-        ExprKind::BuilderPush { value, .. } => f(value),
-    }
-}
-
-fn children(kind: &ExprKind) -> Vec<ExprId> {
-    let mut k = kind.clone();
-    let mut out = Vec::new();
-    children_mut(&mut k, &mut |c| out.push(*c));
-    out
 }
 
 impl Rw<'_> {

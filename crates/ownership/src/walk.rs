@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 
 use ir::{
-    ArenaMap, Body, BodySourceMap, Builtin, Callee, ExprId, ExprKind, FnId, InterpPart, ItemTree,
-    LocalId, PatId, PatKind, StmtId, StmtKind, TypeDefKind,
+    ArenaMap, Body, BodySourceMap, Callee, ExprId, ExprKind, FnId, InterpPart, ItemTree, LocalId,
+    PatId, PatKind, StmtId, StmtKind, TypeDefKind,
 };
 
 use crate::reason::{Escape, Keep, Reader};
@@ -548,37 +548,6 @@ fn arg_ctx(u: ArgUse, method: ir::Method, e: ExprId) -> Ctx {
         ArgUse::Kept(k) => Ctx::Escape(Escape::Kept(k)),
         ArgUse::Grow => Ctx::Escape(Escape::SharedBy(method)),
         ArgUse::Key => Ctx::Key(e),
-    }
-}
-
-pub fn binop_name(op: ir::BinOp) -> &'static str {
-    use ir::BinOp::*;
-    match op {
-        Add => "+",
-        Sub => "-",
-        Mul => "*",
-        Div => "/",
-        Rem => "%",
-        Eq => "==",
-        Ne => "!=",
-        Lt => "<",
-        Le => "<=",
-        Gt => ">",
-        Ge => ">=",
-        And => "&&",
-        Or => "||",
-    }
-}
-
-pub fn builtin_name(b: Builtin) -> &'static str {
-    match b {
-        Builtin::Print => "print",
-        Builtin::Log => "log",
-        Builtin::EmptyMap => "empty_map",
-        Builtin::ReadFile => "read_file",
-        Builtin::ReadStdin => "read_stdin",
-        Builtin::Args => "args",
-        Builtin::Trap => "trap",
     }
 }
 
