@@ -628,7 +628,9 @@ impl Gen {
 
     fn stmt(&mut self, out: &mut Vec<Stmt>) {
         let in_loop = self.loops > 0;
-        let nested_ok = self.loops < 2 && self.budget > 0;
+        // Loops and lambdas multiply what runs inside them: two deep at
+        // most, counting both.
+        let nested_ok = self.repeated < 2 && self.budget > 0;
         let can_return = self.in_lambda == 0 && self.current.is_some();
         let w = [
             14,                                  // 0 let fresh
@@ -1595,12 +1597,17 @@ impl Gen {
         for (n, t) in &ps {
             self.bind(n, t.clone(), false);
         }
-        let n = if self.rng.chance(70) { 0 } else { 1 };
+        let deep = self.repeated > 2;
+        let n = if deep || self.rng.chance(70) { 0 } else { 1 };
         let stmts = self.block_stmts(n);
         let tail = if *ret == Ty::Unit {
             None
         } else {
-            Some(Box::new(self.expr(ret, 2, Ctx::Free)))
+            Some(Box::new(self.expr(
+                ret,
+                if deep { 1 } else { 2 },
+                Ctx::Free,
+            )))
         };
         if captures_before > 0 {
             self.tag("closure_capture");
