@@ -1,0 +1,204 @@
+//! Blocks and statements: `let` and `var`, assignment, loops, `break`,
+//! `continue` and `return`.
+
+use super::{init_hint, Cx};
+use crate::infer::T;
+use ir::{ExprId, ExprKind, LocalKind, PatKind, StmtId, StmtKind};
+use syntax::ast;
+use syntax::Diagnostic;
+
+impl<'a> Cx<'a> {
+    /// Lowers a block. With `discard`, a tail whose value is not Unit is
+    /// turned into a statement (an `if` without `else`, loop bodies, Unit
+    /// functions), so the block's type is Unit.
+    pub(super) fn block(&mut self, b: &ast::Block, discard: bool) -> (ExprId, T) {
+        self.scopes.push(Vec::new());
+        let mut stmts = Vec::new();
+        let mut diverges = false;
+        for s in &b.stmts {
+            let (id, never) = self.stmt(s);
+            diverges |= never;
+            stmts.push(id);
+        }
+        let mut tail = None;
+        let mut ty = T::Unit;
+        if let Some(t) = &b.tail {
+            let (e, et) = if discard {
+                self.expr_unused(t)
+            } else {
+                self.expr(t)
+            };
+            let shallow = self.table.shallow(&et);
+            if discard && !matches!(shallow, T::Unit | T::Never | T::Error) {
+                stmts.push(self.alloc_stmt(StmtKind::Expr(e), t.span));
+            } else {
+                tail = Some(e);
+                ty = et;
+            }
+        } else if diverges {
+            ty = T::Never;
+        }
+        self.scopes.pop();
+        let id = self.alloc(ExprKind::Block { stmts, tail }, ty.clone(), b.span);
+        (id, ty)
+    }
+
+    /// Lowers a statement; the flag says it is an expression that never
+    /// finishes (`return`, `trap(..)`).
+    pub(super) fn stmt(&mut self, s: &ast::Stmt) -> (StmtId, bool) {
+        match &s.kind {
+            ast::StmtKind::Let { pat, ty, init } => {
+                let expected = match ty {
+                    Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
+                    None => self.table.fresh(),
+                };
+                let before = self.diags.len();
+                let init_id = self.expr_expect(init, &expected, "this `let`");
+                self.label_new(before, ty.as_ref().map(|t| t.span), "the annotation");
+                let pat_id = self.irrefutable(pat, &expected, LocalKind::Let);
+                if let (ast::PatKind::Bind(_), Some(h)) = (&pat.kind, init_hint(init)) {
+                    if let PatKind::Bind(l) = self.body.pats[pat_id].kind {
+                        self.local_hint.insert(l, h);
+                    }
+                }
+                (
+                    self.alloc_stmt(
+                        StmtKind::Let {
+                            pat: pat_id,
+                            init: init_id,
+                        },
+                        s.span,
+                    ),
+                    false,
+                )
+            }
+            ast::StmtKind::Var { name, ty, init } => {
+                let expected = match ty {
+                    Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
+                    None => self.table.fresh(),
+                };
+                let before = self.diags.len();
+                let init_id = self.expr_expect(init, &expected, "this `var`");
+                self.label_new(before, ty.as_ref().map(|t| t.span), "the annotation");
+                let local = self.new_local(name, expected, LocalKind::Var);
+                if let Some(h) = init_hint(init) {
+                    self.local_hint.insert(local, h);
+                }
+                (
+                    self.alloc_stmt(
+                        StmtKind::Var {
+                            local,
+                            init: init_id,
+                        },
+                        s.span,
+                    ),
+                    false,
+                )
+            }
+            ast::StmtKind::Assign { name, value } => {
+                let Some(local) = self.lookup(name) else {
+                    self.err(name.span, format!("unknown name `{}`", name.text));
+                    let (v, _) = self.expr(value);
+                    return (self.alloc_stmt(StmtKind::Expr(v), s.span), false);
+                };
+                let kind = self.body.locals[local].kind;
+                if kind != LocalKind::Var {
+                    let what = if kind == LocalKind::Param {
+                        "a parameter"
+                    } else {
+                        "a `let`"
+                    };
+                    self.diags.push(
+                        Diagnostic::error(
+                            name.span,
+                            format!("cannot assign to `{}`: it is {what}", name.text),
+                        )
+                        .with_label(self.map.local(local), "declared here")
+                        .with_note("only `var` locals can be assigned with `:=`"),
+                    );
+                }
+                let ty = self.local_ty(local);
+                let before = self.diags.len();
+                let v = self.expr_expect(value, &ty, "this assignment");
+                let decl = Some(self.map.local(local));
+                self.label_new(before, decl, "declared here");
+                let st = StmtKind::Assign {
+                    local,
+                    value: v,
+                    old: ir::OldValue::Keep,
+                };
+                (self.alloc_stmt(st, s.span), false)
+            }
+            ast::StmtKind::For { pat, iter, body } => {
+                let (it, it_ty) = self.expr(iter);
+                let elem = if matches!(iter.kind, ast::ExprKind::Range { .. }) {
+                    T::Int
+                } else {
+                    match self.table.shallow(&it_ty) {
+                        T::List(e) => *e,
+                        T::Error | T::Never => T::Error,
+                        T::Var(_) => {
+                            let e = self.table.fresh();
+                            let _ = self.table.unify(&it_ty, &T::list(e.clone()));
+                            e
+                        }
+                        T::Map(..) => {
+                            self.err(
+                                iter.span,
+                                "cannot iterate over a map; iterate over `.entries`, `.keys` or `.values`",
+                            );
+                            T::Error
+                        }
+                        T::Str => {
+                            self.err(
+                                iter.span,
+                                "cannot iterate over a `Str`; iterate over `.chars` or `.lines`",
+                            );
+                            T::Error
+                        }
+                        other => {
+                            let msg = format!(
+                                "cannot iterate over `{}`; a `for` needs a list or a range",
+                                self.show(&other)
+                            );
+                            self.err(iter.span, msg);
+                            T::Error
+                        }
+                    }
+                };
+                self.scopes.push(Vec::new());
+                let p = self.irrefutable(pat, &elem, LocalKind::Let);
+                self.loop_depth += 1;
+                let (b, _) = self.block(body, true);
+                self.loop_depth -= 1;
+                self.scopes.pop();
+                (
+                    self.alloc_stmt(
+                        StmtKind::For {
+                            pat: p,
+                            iter: it,
+                            body: b,
+                        },
+                        s.span,
+                    ),
+                    false,
+                )
+            }
+            ast::StmtKind::While { cond, body } => {
+                let c = self.expr_expect(cond, &T::Bool, "a `while` condition");
+                self.loop_depth += 1;
+                let (b, _) = self.block(body, true);
+                self.loop_depth -= 1;
+                (
+                    self.alloc_stmt(StmtKind::While { cond: c, body: b }, s.span),
+                    false,
+                )
+            }
+            ast::StmtKind::Expr(e) => {
+                let (id, t) = self.expr_unused(e);
+                let never = self.table.shallow(&t) == T::Never;
+                (self.alloc_stmt(StmtKind::Expr(id), s.span), never)
+            }
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! Blocks, statements (bindings, assignments, drops, loops), `if`,
+//! `match` and patterns.
+
+use super::{ba, flags, Iter, Lowerer, Site, Vals};
+use crate::layout::{elem_of, offsets, words};
+use crate::rtfns::F;
+use ::ir::{
+    Ctor, ExprId, ExprKind, Lit, LocalId, MatchArm, OldValue, PatId, PatKind, StmtId, StmtKind, Ty,
+    TypeDefKind,
+};
+use cranelift_codegen::ir::{
+    self as clif, condcodes::FloatCC, condcodes::IntCC, types::I64, InstBuilder, Value,
+};
+
+impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
+    pub(super) fn block(&mut self, stmts: &[StmtId], tail: Option<ExprId>) -> Option<Vals> {
+        for &s in stmts {
+            self.stmt(s)?;
+        }
+        match tail {
+            Some(t) => self.expr(t),
+            None => Some(vec![self.iconst(0)]),
+        }
+    }
+
+    pub(super) fn stmt(&mut self, s: StmtId) -> Option<()> {
+        match &self.body[s].kind {
+            StmtKind::Let { pat, init } => {
+                let v = self.expr(*init)?;
+                self.bind(*pat, &v);
+            }
+            StmtKind::Var { local, init } => {
+                let v = self.expr(*init)?;
+                self.def_local(*local, &v);
+            }
+            StmtKind::Assign { local, value, old } => {
+                let v = self.expr(*value)?;
+                // The old value is the one the store replaces: read after
+                // the right side, which may itself assign the local.
+                let before = self.use_local(*local);
+                self.def_local(*local, &v);
+                if self.sh.drops && before.len() == 2 {
+                    match old {
+                        OldValue::Keep => {}
+                        OldValue::Free { deep } => self.drop_vals(&before, *deep, s, *local),
+                        OldValue::FreeIfMoved => {
+                            let moved = self.b.ins().icmp(IntCC::NotEqual, before[0], v[0]);
+                            let yes = self.b.create_block();
+                            let done = self.b.create_block();
+                            self.b.ins().brif(moved, yes, &[], done, &[]);
+                            self.b.switch_to_block(yes);
+                            self.drop_vals(&before, false, s, *local);
+                            self.b.ins().jump(done, &[]);
+                            self.b.switch_to_block(done);
+                        }
+                    }
+                }
+            }
+            StmtKind::Expr(e) => {
+                self.expr(*e)?;
+            }
+            StmtKind::For { pat, iter, body } => return self.for_loop(*pat, *iter, *body),
+            StmtKind::While { cond, body } => {
+                let head = self.b.create_block();
+                let exit = self.b.create_block();
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(head);
+                let c = self.expr(*cond)?;
+                let inner = self.b.create_block();
+                self.b.ins().brif(c[0], inner, &[], exit, &[]);
+                self.b.switch_to_block(inner);
+                self.loops.push((head, exit));
+                let r = self.expr(*body);
+                self.loops.pop();
+                if r.is_some() {
+                    self.b.ins().jump(head, &[]);
+                }
+                self.b.switch_to_block(exit);
+            }
+            StmtKind::Drop(d) => {
+                if self.sh.drops && self.body[d.local].ty.is_freeable() {
+                    let v = self.use_local(d.local);
+                    self.drop_vals(&v, d.deep, s, d.local);
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// Frees a local's block at statement `s` (check mode reports name the
+    /// drop by its site: the statement, or the local when the statement was
+    /// made by the ownership pass and has no span).
+    pub(super) fn drop_vals(&mut self, v: &[Value], deep: bool, s: StmtId, local: LocalId) {
+        let f = if deep {
+            F::sspur_drop_strs
+        } else {
+            F::sspur_drop
+        };
+        let map = self.prog.source_map(self.owner);
+        let span = match map.stmt(s) {
+            sp if sp.end > sp.start => sp,
+            _ => map.local(local),
+        };
+        let (line, col) = self.prog.line_col(span.start);
+        let what = format!("drop of {}", self.body[local].name);
+        self.sh.sites.push(Site {
+            path: self.sh.path.clone(),
+            line,
+            col,
+            what,
+            key: None,
+        });
+        let site = self.iconst(self.sh.sites.len() as i64);
+        self.rt(f, &[v[0], v[1], site]);
+    }
+
+    pub(super) fn for_loop(&mut self, pat: PatId, iter: ExprId, body: ExprId) -> Option<()> {
+        let it = match &self.body[iter].kind {
+            ExprKind::Range { lo, hi } => {
+                let lo = self.expr(*lo)?[0];
+                let hi = self.expr(*hi)?[0];
+                Iter::Range(lo, hi)
+            }
+            _ => {
+                let v = self.expr(iter)?;
+                Iter::List(v[0], v[1], elem_of(&self.body[iter].ty))
+            }
+        };
+        let (start, end) = match &it {
+            Iter::Range(lo, hi) => (*lo, *hi),
+            Iter::List(_, len, _) => (self.iconst(0), *len),
+        };
+        let i = self.b.declare_var(I64);
+        self.b.def_var(i, start);
+        let head = self.b.create_block();
+        let inner = self.b.create_block();
+        let latch = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let iv = self.b.use_var(i);
+        let c = self.b.ins().icmp(IntCC::SignedLessThan, iv, end);
+        self.b.ins().brif(c, inner, &[], exit, &[]);
+        self.b.switch_to_block(inner);
+        let item = match &it {
+            Iter::Range(..) => vec![iv],
+            Iter::List(p, _, ety) => {
+                let ety = ety.clone();
+                self.elem_at(*p, iv, &ety)
+            }
+        };
+        self.bind(pat, &item);
+        self.loops.push((latch, exit));
+        let r = self.expr(body);
+        self.loops.pop();
+        if r.is_some() {
+            self.b.ins().jump(latch, &[]);
+        }
+        self.b.switch_to_block(latch);
+        let iv = self.b.use_var(i);
+        let next = self.b.ins().iadd_imm_s(iv, 1);
+        self.b.def_var(i, next);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Some(())
+    }
+
+    /// Binds an irrefutable pattern (let, for, lambda-free positions).
+    pub(super) fn bind(&mut self, pat: PatId, v: &[Value]) {
+        let never = self.b.create_block();
+        self.test_pat(pat, v, never);
+        let cont = self.b.create_block();
+        self.b.ins().jump(cont, &[]);
+        self.b.switch_to_block(never);
+        self.unreachable();
+        self.b.switch_to_block(cont);
+    }
+
+    /// Tests `v` against `pat`, binding its names; jumps to `fail` on a
+    /// mismatch and continues in the current block on a match.
+    pub(super) fn test_pat(&mut self, pat: PatId, v: &[Value], fail: clif::Block) {
+        let p = &self.body[pat];
+        match &p.kind {
+            PatKind::Missing | PatKind::Wild => {}
+            PatKind::Bind(l) => self.def_local(*l, v),
+            PatKind::Lit(lit) => {
+                let ok = match lit {
+                    Lit::Int(i) => self.b.ins().icmp_imm_s(IntCC::Equal, v[0], *i),
+                    Lit::Bool(bv) => self.b.ins().icmp_imm_s(IntCC::Equal, v[0], *bv as i64),
+                    Lit::Unit => self.b.ins().icmp(IntCC::Equal, v[0], v[0]),
+                    Lit::F64(f) => {
+                        let a = self.as_float(v[0]);
+                        let c = self.b.ins().f64const(*f);
+                        self.b.ins().fcmp(FloatCC::Equal, a, c)
+                    }
+                    Lit::Str(s) => {
+                        let (sp, sl) = self.static_str(s.as_bytes());
+                        let r = self.rt1(F::sspur_str_eq, &[v[0], v[1], sp, sl]);
+                        self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0)
+                    }
+                };
+                let next = self.b.create_block();
+                self.b.ins().brif(ok, next, &[], fail, &[]);
+                self.b.switch_to_block(next);
+            }
+            PatKind::Tuple(ps) => {
+                let tys: Vec<Ty> = ps.iter().map(|p| self.body[*p].ty.clone()).collect();
+                let (offs, _) = offsets(tys.iter());
+                for (i, sub) in ps.iter().enumerate() {
+                    let fv = self.load_words(v[0], offs[i], words(&tys[i]));
+                    self.test_pat(*sub, &fv, fail);
+                }
+            }
+            PatKind::Ctor { ctor, args } => {
+                let (tag, ftys) = self.ctor_shape(*ctor, &p.ty);
+                let t = self.b.ins().load(I64, flags(), v[0], 0);
+                let ok = self.b.ins().icmp_imm_s(IntCC::Equal, t, tag as i64);
+                let next = self.b.create_block();
+                self.b.ins().brif(ok, next, &[], fail, &[]);
+                self.b.switch_to_block(next);
+                let (offs, _) = offsets(ftys.iter());
+                for (i, sub) in args.iter().enumerate() {
+                    let Some(fty) = ftys.get(i) else { break };
+                    let fv = self.load_words(v[0], 1 + offs[i], words(fty));
+                    self.test_pat(*sub, &fv, fail);
+                }
+            }
+        }
+    }
+
+    /// A constructor's tag and field types.
+    pub(super) fn ctor_shape(&self, ctor: Ctor, ty: &Ty) -> (u32, Vec<Ty>) {
+        match ctor {
+            Ctor::None => (0, vec![]),
+            Ctor::Some => match ty {
+                Ty::Option(t) => (1, vec![(**t).clone()]),
+                _ => (1, vec![Ty::Error]),
+            },
+            Ctor::User(t, i) => match &self.prog.items.types[t].kind {
+                TypeDefKind::Sum { variants } => (
+                    i,
+                    variants
+                        .get(i as usize)
+                        .map(|v| v.fields.clone())
+                        .unwrap_or_default(),
+                ),
+                TypeDefKind::Record { .. } => (i, vec![]),
+            },
+        }
+    }
+
+    /// `if c { a } else { b }`: both arms jump to a merge block with the
+    /// value's words as parameters; `None` when neither arm reaches it.
+    pub(super) fn if_expr(
+        &mut self,
+        cond: ExprId,
+        then: ExprId,
+        else_: Option<ExprId>,
+        ty: &Ty,
+    ) -> Option<Vals> {
+        let c = self.expr(cond)?[0];
+        let n = words(ty);
+        let tb = self.b.create_block();
+        let eb = self.b.create_block();
+        let merge = self.b.create_block();
+        for _ in 0..n {
+            self.b.append_block_param(merge, I64);
+        }
+        self.b.ins().brif(c, tb, &[], eb, &[]);
+        let mut reached = false;
+        self.b.switch_to_block(tb);
+        if let Some(v) = self.expr(then) {
+            let v = self.fit(v, n);
+            self.b.ins().jump(merge, &ba(&v));
+            reached = true;
+        }
+        self.b.switch_to_block(eb);
+        let ev = match else_ {
+            Some(x) => self.expr(x),
+            None => Some(vec![self.iconst(0)]),
+        };
+        if let Some(v) = ev {
+            let v = self.fit(v, n);
+            self.b.ins().jump(merge, &ba(&v));
+            reached = true;
+        }
+        self.b.switch_to_block(merge);
+        if !reached {
+            self.unreachable();
+            return None;
+        }
+        Some(self.b.block_params(merge).to_vec())
+    }
+
+    /// `match`: each arm tests its pattern and falls through to the next
+    /// on failure; falling off the last arm is unreachable (the checker
+    /// proved the match exhaustive).
+    pub(super) fn match_expr(
+        &mut self,
+        scrutinee: ExprId,
+        arms: &[MatchArm],
+        ty: &Ty,
+    ) -> Option<Vals> {
+        let v = self.expr(scrutinee)?;
+        let n = words(ty);
+        let merge = self.b.create_block();
+        for _ in 0..n {
+            self.b.append_block_param(merge, I64);
+        }
+        let mut reached = false;
+        for arm in arms {
+            let fail = self.b.create_block();
+            self.test_pat(arm.pat, &v, fail);
+            if let Some(r) = self.expr(arm.body) {
+                let r = self.fit(r, n);
+                self.b.ins().jump(merge, &ba(&r));
+                reached = true;
+            }
+            self.b.switch_to_block(fail);
+        }
+        self.unreachable();
+        self.b.switch_to_block(merge);
+        if !reached {
+            self.unreachable();
+            return None;
+        }
+        Some(self.b.block_params(merge).to_vec())
+    }
+}

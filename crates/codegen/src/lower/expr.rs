@@ -1,0 +1,572 @@
+//! Expressions: literals, locals, operators, aggregates, lambdas, `if` and
+//! `match`, calls, built-ins and indexing.
+
+use super::{ba, flags, int_cc, lambda_sig, signature, Lowerer, PendingLambda, Vals};
+use crate::layout::{elem_of, offsets, words};
+use crate::rtfns::F;
+use ::ir::{
+    BinOp, Builtin, Callee, ExprId, ExprKind, FnId, InterpPart, Lit, Ty, TypeDefKind, UnOp,
+};
+use cranelift_codegen::ir::{condcodes::FloatCC, condcodes::IntCC, types::I64, InstBuilder, Value};
+use cranelift_module::{FuncId, Module};
+
+impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
+    pub fn expr(&mut self, e: ExprId) -> Option<Vals> {
+        let ty = self.body[e].ty.clone();
+        match &self.body[e].kind {
+            ExprKind::Missing => {
+                self.trap_msg(e, "internal error: missing expression");
+                self.unreachable();
+                None
+            }
+            ExprKind::Lit(l) => Some(match l {
+                Lit::Int(i) => vec![self.iconst(*i)],
+                Lit::F64(f) => vec![self.iconst(f.to_bits() as i64)],
+                Lit::Bool(b) => vec![self.iconst(*b as i64)],
+                Lit::Unit => vec![self.iconst(0)],
+                Lit::Str(s) => {
+                    let (p, l) = self.static_str(s.as_bytes());
+                    vec![p, l]
+                }
+            }),
+            ExprKind::Local(l) => Some(self.use_local(*l)),
+            ExprKind::Func(f) => Some(vec![self.fn_value(*f)]),
+            ExprKind::Interp(parts) => self.interp(e, parts),
+            ExprKind::Unary { op, operand } => {
+                let v = self.expr(*operand)?[0];
+                Some(vec![match (op, &ty) {
+                    (UnOp::Not, _) => self.b.ins().bxor_imm_s(v, 1),
+                    (UnOp::Neg, Ty::F64) => {
+                        let f = self.as_float(v);
+                        let n = self.b.ins().fneg(f);
+                        self.as_word(n)
+                    }
+                    (UnOp::Neg, _) => self.b.ins().ineg(v),
+                }])
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, *lhs, *rhs),
+            ExprKind::Call { callee, args } => self.call(e, callee, args, &ty),
+            ExprKind::Method {
+                method,
+                receiver,
+                args,
+            } => self.method(e, *method, *receiver, args, &ty),
+            ExprKind::Index { base, index } => self.index(e, *base, *index, &ty),
+            ExprKind::Field { base, index } => {
+                let bty = self.body[*base].ty.clone();
+                let v = self.expr(*base)?;
+                let ftys: Vec<Ty> = match &bty {
+                    Ty::Tuple(ts) => ts.to_vec(),
+                    Ty::Adt(t) => match &self.prog.items.types[*t].kind {
+                        TypeDefKind::Record { fields } => {
+                            fields.iter().map(|f| f.1.clone()).collect()
+                        }
+                        TypeDefKind::Sum { .. } => vec![],
+                    },
+                    _ => vec![],
+                };
+                let (offs, _) = offsets(ftys.iter());
+                let i = *index as usize;
+                match ftys.get(i) {
+                    Some(fty) => Some(self.load_words(v[0], offs[i], words(fty))),
+                    None => Some(vec![self.iconst(0)]),
+                }
+            }
+            ExprKind::Record { ty: t, fields } => {
+                let ftys: Vec<Ty> = match &self.prog.items.types[*t].kind {
+                    TypeDefKind::Record { fields } => fields.iter().map(|f| f.1.clone()).collect(),
+                    TypeDefKind::Sum { .. } => vec![],
+                };
+                let mut vals = Vec::new();
+                for (i, fe) in fields {
+                    vals.push((*i as usize, self.expr(*fe)?));
+                }
+                let (offs, total) = offsets(ftys.iter());
+                let site = self.site(e);
+                let p = self.alloc(total, site);
+                for (i, v) in vals {
+                    if let Some(&o) = offs.get(i) {
+                        self.store_words(p, o, &v);
+                    }
+                }
+                Some(vec![p])
+            }
+            ExprKind::Tuple(es) => {
+                let mut vals = Vec::new();
+                for x in es {
+                    vals.push(self.expr(*x)?);
+                }
+                let tys: Vec<Ty> = es.iter().map(|x| self.body[*x].ty.clone()).collect();
+                let (offs, total) = offsets(tys.iter());
+                let site = self.site(e);
+                let p = self.alloc(total, site);
+                for (i, v) in vals.iter().enumerate() {
+                    self.store_words(p, offs[i], v);
+                }
+                Some(vec![p])
+            }
+            ExprKind::Ctor { ctor, args } => {
+                let mut vals = Vec::new();
+                for x in args {
+                    vals.push(self.expr(*x)?);
+                }
+                let (tag, ftys) = self.ctor_shape(*ctor, &ty);
+                if args.is_empty() {
+                    let a = self.sh.tags + 8 * tag as u64;
+                    return Some(vec![self.iconst(a as i64)]);
+                }
+                let (offs, total) = offsets(ftys.iter());
+                let site = self.site(e);
+                let p = self.alloc(total + 1, site);
+                let t = self.iconst(tag as i64);
+                self.store_words(p, 0, &[t]);
+                for (i, v) in vals.iter().enumerate() {
+                    if let Some(&o) = offs.get(i) {
+                        self.store_words(p, 1 + o, v);
+                    }
+                }
+                Some(vec![p])
+            }
+            ExprKind::List(es) => {
+                let mut vals = Vec::new();
+                for x in es {
+                    vals.push(self.expr(*x)?);
+                }
+                let ety = elem_of(&ty);
+                if vals.is_empty() {
+                    return Some(vec![self.iconst(0), self.iconst(0)]);
+                }
+                let n = self.iconst(vals.len() as i64);
+                let p = self.list_alloc(e, n, &ety);
+                let w = words(&ety).max(1);
+                for (i, v) in vals.iter().enumerate() {
+                    self.store_words(p, i * w, v);
+                }
+                Some(vec![p, n])
+            }
+            ExprKind::Range { lo, hi } => {
+                let lo = self.expr(*lo)?[0];
+                let hi = self.expr(*hi)?[0];
+                let site = self.site(e);
+                Some(self.rt(F::sspur_range, &[lo, hi, site]))
+            }
+            ExprKind::Lambda { captures, .. } => {
+                let captures = captures.clone();
+                let id = self.declare_lambda(e);
+                let r = self.fref(id);
+                let code = self.b.ins().func_addr(I64, r);
+                let mut vals = Vec::new();
+                let mut tys = Vec::new();
+                for c in &captures {
+                    vals.push(self.use_local(*c));
+                    tys.push(self.body[*c].ty.clone());
+                }
+                let (offs, total) = offsets(tys.iter());
+                let site = self.site(e);
+                let p = self.alloc(total + 1, site);
+                self.store_words(p, 0, &[code]);
+                for (i, v) in vals.iter().enumerate() {
+                    self.store_words(p, 1 + offs[i], v);
+                }
+                Some(vec![p])
+            }
+            ExprKind::If { cond, then, else_ } => self.if_expr(*cond, *then, *else_, &ty),
+            ExprKind::Match { scrutinee, arms } => self.match_expr(*scrutinee, arms, &ty),
+            ExprKind::Block { stmts, tail } => self.block(stmts, *tail),
+            ExprKind::Return(x) => {
+                let v = match x {
+                    Some(x) => self.expr(*x)?,
+                    None => vec![self.iconst(0)],
+                };
+                let v = self.fit(v, self.ret_words);
+                self.b.ins().return_(&v);
+                None
+            }
+            ExprKind::Break | ExprKind::Continue => {
+                let is_break = matches!(self.body[e].kind, ExprKind::Break);
+                match self.loops.last() {
+                    Some(&(cont, exit)) => {
+                        self.b.ins().jump(if is_break { exit } else { cont }, &[]);
+                    }
+                    None => self.unreachable(),
+                }
+                None
+            }
+            ExprKind::PutOwnedKey { map, key, value } => {
+                let m = self.expr(*map)?[0];
+                let k = self.expr(*key)?;
+                let v = self.expr(*value)?;
+                let k = self.fit(k, 2);
+                let v = self.fit(v, 2);
+                let site = self.site(e);
+                let f = if self.sh.drops {
+                    F::sspur_map_put_owned
+                } else {
+                    F::sspur_map_put
+                };
+                self.rt(f, &[m, k[0], k[1], v[0], v[1], site]);
+                Some(vec![m])
+            }
+            ExprKind::BuilderNew { sep } => {
+                let (p, l) = self.static_str(sep.as_bytes());
+                Some(vec![self.rt1(F::sspur_sb_new_sep, &[p, l])])
+            }
+            ExprKind::BuilderPush { builder, value } => {
+                let sb = self.use_local(*builder)[0];
+                let v = self.expr(*value)?;
+                self.rt(F::sspur_sb_piece, &[sb, v[0], v[1]]);
+                Some(vec![self.iconst(0)])
+            }
+            ExprKind::BuilderFinish { builder } => {
+                let sb = self.use_local(*builder)[0];
+                let site = self.site(e);
+                Some(self.rt(F::sspur_sb_finish, &[sb, site]))
+            }
+        }
+    }
+
+    pub(super) fn fn_value(&mut self, f: FnId) -> Value {
+        let data = match self.sh.fn_values.get(&f) {
+            Some(d) => *d,
+            None => {
+                let n = self.sh.fn_values.len();
+                let sig = self.prog.items.fns[f].clone();
+                let ptys: Vec<Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
+                let wsig = signature(self.sh.call_conv, true, &ptys, &sig.ret);
+                let wid = self
+                    .sh
+                    .module
+                    .declare_function(
+                        &format!("fnvalue{n}_{}", sig.name),
+                        cranelift_module::Linkage::Local,
+                        &wsig,
+                    )
+                    .expect("fresh function name");
+                let did = self
+                    .sh
+                    .module
+                    .declare_data(
+                        &format!("fnvalue{n}"),
+                        cranelift_module::Linkage::Local,
+                        false,
+                        false,
+                    )
+                    .expect("fresh data name");
+                self.sh.wrappers.push((f, wid));
+                self.sh.fn_values.insert(f, did);
+                did
+            }
+        };
+        let gv = self.sh.module.declare_data_in_func(data, self.b.func);
+        self.b.ins().symbol_value(I64, gv)
+    }
+
+    pub(super) fn declare_lambda(&mut self, e: ExprId) -> FuncId {
+        let (ps, r) = lambda_sig(self.body, e);
+        let sig = signature(self.sh.call_conv, true, &ps, &r);
+        let n = self.sh.lambda_count;
+        self.sh.lambda_count += 1;
+        let name = format!("lambda{n}_in_{}", self.prog.items.fns[self.owner].name);
+        let id = self
+            .sh
+            .module
+            .declare_function(&name, cranelift_module::Linkage::Local, &sig)
+            .expect("fresh function name");
+        self.sh.lambdas.push(PendingLambda {
+            id,
+            owner: self.owner,
+            expr: e,
+        });
+        id
+    }
+
+    pub(super) fn interp(&mut self, e: ExprId, parts: &[InterpPart]) -> Option<Vals> {
+        let sb = self.rt1(F::sspur_sb_new, &[]);
+        for part in parts {
+            match part {
+                InterpPart::Text(t) => {
+                    if !t.is_empty() {
+                        let (p, l) = self.static_str(t.as_bytes());
+                        self.rt(F::sspur_sb_str, &[sb, p, l]);
+                    }
+                }
+                InterpPart::Expr(x) => {
+                    let v = self.expr(*x)?;
+                    let xty = self.body[*x].ty.clone();
+                    self.show_into(sb, &v, &xty);
+                }
+            }
+        }
+        let site = self.site(e);
+        Some(self.rt(F::sspur_sb_finish, &[sb, site]))
+    }
+
+    pub(super) fn show_into(&mut self, sb: Value, v: &[Value], ty: &Ty) {
+        match ty {
+            Ty::Str => {
+                self.rt(F::sspur_sb_str, &[sb, v[0], v[1]]);
+            }
+            Ty::Int => {
+                self.rt(F::sspur_sb_int, &[sb, v[0]]);
+            }
+            _ => {
+                let a = self.spill(v);
+                let t = self.ty_id(ty);
+                self.rt(F::sspur_sb_value, &[sb, a, t]);
+            }
+        }
+    }
+
+    pub(super) fn binary(
+        &mut self,
+        e: ExprId,
+        op: BinOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    ) -> Option<Vals> {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let a = self.expr(lhs)?[0];
+            let merge = self.b.create_block();
+            self.b.append_block_param(merge, I64);
+            let rb = self.b.create_block();
+            if op == BinOp::And {
+                self.b.ins().brif(a, rb, &[], merge, &ba(&[a]));
+            } else {
+                self.b.ins().brif(a, merge, &ba(&[a]), rb, &[]);
+            }
+            self.b.switch_to_block(rb);
+            if let Some(r) = self.expr(rhs) {
+                self.b.ins().jump(merge, &ba(&r[..1]));
+            }
+            self.b.switch_to_block(merge);
+            return Some(vec![self.b.block_params(merge)[0]]);
+        }
+        let ty = self.body[lhs].ty.clone();
+        let a = self.expr(lhs)?;
+        let b = self.expr(rhs)?;
+        let r = match ty {
+            Ty::F64 => {
+                let (x, y) = (self.as_float(a[0]), self.as_float(b[0]));
+                let arith = |s: &mut Self, v: Value| s.as_word(v);
+                match op {
+                    BinOp::Add => {
+                        let v = self.b.ins().fadd(x, y);
+                        arith(self, v)
+                    }
+                    BinOp::Sub => {
+                        let v = self.b.ins().fsub(x, y);
+                        arith(self, v)
+                    }
+                    BinOp::Mul => {
+                        let v = self.b.ins().fmul(x, y);
+                        arith(self, v)
+                    }
+                    BinOp::Div => {
+                        let v = self.b.ins().fdiv(x, y);
+                        arith(self, v)
+                    }
+                    BinOp::Rem => self.rt1(F::sspur_f64_rem, &[a[0], b[0]]),
+                    _ => {
+                        let cc = match op {
+                            BinOp::Eq => FloatCC::Equal,
+                            BinOp::Ne => FloatCC::NotEqual,
+                            BinOp::Lt => FloatCC::LessThan,
+                            BinOp::Le => FloatCC::LessThanOrEqual,
+                            BinOp::Gt => FloatCC::GreaterThan,
+                            _ => FloatCC::GreaterThanOrEqual,
+                        };
+                        let c = self.b.ins().fcmp(cc, x, y);
+                        self.bool_val(c)
+                    }
+                }
+            }
+            Ty::Str => match op {
+                BinOp::Add => {
+                    let site = self.site(e);
+                    return Some(self.rt(F::sspur_str_concat, &[a[0], a[1], b[0], b[1], site]));
+                }
+                BinOp::Eq | BinOp::Ne => {
+                    let r = self.rt1(F::sspur_str_eq, &[a[0], a[1], b[0], b[1]]);
+                    if op == BinOp::Ne {
+                        self.b.ins().bxor_imm_s(r, 1)
+                    } else {
+                        r
+                    }
+                }
+                _ => {
+                    let c = self.rt1(F::sspur_str_cmp, &[a[0], a[1], b[0], b[1]]);
+                    let c = self.b.ins().icmp_imm_s(int_cc(op, true), c, 0);
+                    self.bool_val(c)
+                }
+            },
+            _ => {
+                let (x, y) = (a[0], b[0]);
+                match op {
+                    BinOp::Add => self.b.ins().iadd(x, y),
+                    BinOp::Sub => self.b.ins().isub(x, y),
+                    BinOp::Mul => self.b.ins().imul(x, y),
+                    BinOp::Div | BinOp::Rem => {
+                        let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                        self.trap_if(zero, |s| s.trap_msg(e, "division by zero"));
+                        // i64::MIN / -1 wraps (and would fault in hardware).
+                        let m1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                        let one = self.iconst(1);
+                        let safe = self.b.ins().select(m1, one, y);
+                        if op == BinOp::Div {
+                            let q = self.b.ins().sdiv(x, safe);
+                            let n = self.b.ins().ineg(x);
+                            self.b.ins().select(m1, n, q)
+                        } else {
+                            let r = self.b.ins().srem(x, safe);
+                            let z = self.iconst(0);
+                            self.b.ins().select(m1, z, r)
+                        }
+                    }
+                    _ => {
+                        let signed = !matches!(ty, Ty::Bool);
+                        let c = self.b.ins().icmp(int_cc(op, signed), x, y);
+                        self.bool_val(c)
+                    }
+                }
+            }
+        };
+        Some(vec![r])
+    }
+
+    pub(super) fn call(
+        &mut self,
+        e: ExprId,
+        callee: &Callee,
+        args: &[ExprId],
+        ty: &Ty,
+    ) -> Option<Vals> {
+        match callee {
+            Callee::Fn(f) => {
+                let mut flat = Vec::new();
+                for a in args {
+                    flat.extend(self.expr(*a)?);
+                }
+                let id = self.sh.fns[f.into_raw().into_u32() as usize];
+                let r = self.fref(id);
+                let call = self.b.ins().call(r, &flat);
+                let v = self.b.inst_results(call).to_vec();
+                Some(self.fit(v, words(ty)))
+            }
+            Callee::Value(c) => {
+                let cty = self.body[*c].ty.clone();
+                let clo = self.expr(*c)?[0];
+                let mut flat = Vec::new();
+                for a in args {
+                    flat.extend(self.expr(*a)?);
+                }
+                let v = self.call_closure(clo, &cty, flat);
+                Some(self.fit(v, words(ty)))
+            }
+            Callee::Builtin(bi) => self.builtin(e, *bi, args, ty),
+        }
+    }
+
+    /// Calls a closure value `[code, captures..]` with flattened arguments.
+    pub(super) fn call_closure(&mut self, clo: Value, fty: &Ty, args: Vals) -> Vals {
+        let (ps, r) = match fty {
+            Ty::Fn(ps, r) => (ps.to_vec(), (**r).clone()),
+            _ => (vec![], Ty::Unit),
+        };
+        let sig = signature(self.sh.call_conv, true, &ps, &r);
+        let sref = self.b.import_signature(sig);
+        let code = self.b.ins().load(I64, flags(), clo, 0);
+        let mut all = vec![clo];
+        all.extend(args);
+        let call = self.b.ins().call_indirect(sref, code, &all);
+        self.b.inst_results(call).to_vec()
+    }
+
+    pub(super) fn builtin(
+        &mut self,
+        e: ExprId,
+        bi: Builtin,
+        args: &[ExprId],
+        ty: &Ty,
+    ) -> Option<Vals> {
+        let mut vals = Vec::new();
+        for a in args {
+            vals.push(self.expr(*a)?);
+        }
+        match bi {
+            Builtin::Print | Builtin::Log => {
+                let to = self.iconst(if bi == Builtin::Print { 1 } else { 2 });
+                let aty = self.body[args[0]].ty.clone();
+                let v = &vals[0];
+                if aty == Ty::Str {
+                    self.rt(F::sspur_print_str, &[v[0], v[1], to]);
+                } else {
+                    let a = self.spill(v);
+                    let t = self.ty_id(&aty);
+                    self.rt(F::sspur_print_value, &[a, t, to]);
+                }
+                Some(vec![self.iconst(0)])
+            }
+            Builtin::EmptyMap => {
+                let kind = match ty {
+                    Ty::Map(k, _) if **k == Ty::Str => rt::helpers::map::KEY_STR,
+                    _ => rt::helpers::map::KEY_WORD,
+                };
+                let k = self.iconst(kind as i64);
+                let site = self.site(e);
+                Some(vec![self.rt1(F::sspur_map_new, &[k, site])])
+            }
+            Builtin::ReadFile => {
+                let site = self.site(e);
+                let (l, ll) = self.loc(e);
+                Some(self.rt(F::sspur_read_file, &[vals[0][0], vals[0][1], site, l, ll]))
+            }
+            Builtin::ReadStdin => {
+                let site = self.site(e);
+                let (l, ll) = self.loc(e);
+                Some(self.rt(F::sspur_read_stdin, &[site, l, ll]))
+            }
+            Builtin::Args => {
+                let site = self.site(e);
+                Some(self.rt(F::sspur_args, &[site]))
+            }
+            Builtin::Trap => {
+                let (l, ll) = self.loc(e);
+                self.rt(F::sspur_trap_msg, &[vals[0][0], vals[0][1], l, ll]);
+                self.unreachable();
+                None
+            }
+        }
+    }
+
+    pub(super) fn index(
+        &mut self,
+        e: ExprId,
+        base: ExprId,
+        index: ExprId,
+        ty: &Ty,
+    ) -> Option<Vals> {
+        let bty = self.body[base].ty.clone();
+        let b = self.expr(base)?;
+        let i = self.expr(index)?;
+        match &bty {
+            Ty::Map(k, _) => {
+                let k = (**k).clone();
+                let kv = self.fit(i.clone(), 2);
+                let p = self.rt1(F::sspur_map_find, &[b[0], kv[0], kv[1]]);
+                let missing = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+                self.trap_if(missing, |s| {
+                    let a = s.spill(&i);
+                    let t = s.ty_id(&k);
+                    let (l, ll) = s.loc(e);
+                    s.rt(F::sspur_trap_key, &[a, t, l, ll]);
+                });
+                Some(self.load_words(p, 0, words(ty)))
+            }
+            _ => {
+                let ety = elem_of(&bty);
+                self.bounds_check(e, i[0], b[1]);
+                Some(self.elem_at(b[0], i[0], &ety))
+            }
+        }
+    }
+}

@@ -1,0 +1,525 @@
+//! IR (with the ownership pass's drops) to Cranelift IR, one function or
+//! lambda at a time.
+//!
+//! Every value is a list of 64-bit words ([`layout::words`]); F64 words are
+//! bit-cast to floats only around arithmetic. An expression that diverges
+//! (return, break, continue, trap) lowers to `None` and leaves the builder
+//! in a terminated block, so callers stop emitting code after it.
+
+use crate::layout::{elem_size, has_pointers, offsets, words, TypeTable};
+use crate::rtfns::{Ret, F};
+use ::ir::{BinOp, Body, Callee, ExprId, ExprKind, FnId, LocalId, Program, Ty};
+use cranelift_codegen::ir::{
+    self as clif, condcodes::IntCC, types::F64, types::I64, AbiParam, BlockArg, InstBuilder,
+    MemFlagsData, Signature, StackSlotData, StackSlotKind, TrapCode, Value,
+};
+use cranelift_frontend::{FunctionBuilder, Variable};
+use cranelift_jit::JITModule;
+use cranelift_module::{DataId, FuncId, Module};
+use std::collections::HashMap;
+
+mod control;
+mod expr;
+mod method;
+
+/// A lambda waiting to be compiled: its function, the body it lives in,
+/// and its expression.
+pub struct PendingLambda {
+    pub id: FuncId,
+    pub owner: FnId,
+    pub expr: ExprId,
+}
+
+/// State shared by all functions of one compilation.
+pub struct Shared<'m> {
+    pub module: &'m mut JITModule,
+    pub call_conv: cranelift_codegen::isa::CallConv,
+    pub rt: HashMap<F, (FuncId, usize, Ret)>,
+    /// Cranelift ids of the program's functions, indexed like `items.fns`.
+    pub fns: Vec<FuncId>,
+    /// Static closures `[code]` for functions used as values.
+    pub fn_values: HashMap<FnId, DataId>,
+    /// Wrappers `(env, args..)` to generate for those closures.
+    pub wrappers: Vec<(FnId, FuncId)>,
+    pub lambdas: Vec<PendingLambda>,
+    pub lambda_count: usize,
+    pub types: TypeTable,
+    /// Static bytes (literals, locations), interned; they outlive the run.
+    pub statics: HashMap<Vec<u8>, u64>,
+    /// Static words `[0, 1, 2, ..]`: nullary constructor `t` is `&tags[t]`.
+    pub tags: u64,
+    /// Allocation sites, site id `i + 1` at index `i`.
+    pub sites: Vec<Site>,
+    pub path: String,
+    /// Whether to compile drops (false under SSPUR_MEM=gc).
+    pub drops: bool,
+    /// For printing only: static data gets stable made-up addresses.
+    pub fake_statics: bool,
+}
+
+impl Shared<'_> {
+    /// The address of static bytes with these contents.
+    pub fn static_bytes(&mut self, b: &[u8]) -> u64 {
+        if b.is_empty() {
+            return 0;
+        }
+        if let Some(&a) = self.statics.get(b) {
+            return a;
+        }
+        if self.fake_statics {
+            let a = 0x6000_0000 + 0x1000 * self.statics.len() as u64;
+            self.statics.insert(b.to_vec(), a);
+            return a;
+        }
+        let leaked: &'static [u8] = Box::leak(b.to_vec().into_boxed_slice());
+        let a = leaked.as_ptr() as u64;
+        self.statics.insert(b.to_vec(), a);
+        a
+    }
+}
+
+/// Parameter and result types of a lambda: from its function type, or
+/// from its parameters and body should the type be missing.
+pub fn lambda_sig(body: &Body, e: ExprId) -> (Vec<Ty>, Ty) {
+    match (&body[e].ty, &body[e].kind) {
+        (Ty::Fn(ps, r), _) => (ps.to_vec(), (**r).clone()),
+        (
+            _,
+            ExprKind::Lambda {
+                params, body: b, ..
+            },
+        ) => (
+            params.iter().map(|p| body[*p].ty.clone()).collect(),
+            body[*b].ty.clone(),
+        ),
+        _ => (Vec::new(), Ty::Unit),
+    }
+}
+
+/// Where an allocation happens and what it makes.
+#[derive(Clone, Debug)]
+pub struct Site {
+    pub path: String,
+    pub line: u32,
+    pub col: u32,
+    pub what: String,
+    /// The expression that allocates (None for a drop's site).
+    pub key: Option<(FnId, ExprId)>,
+}
+
+impl Site {
+    /// `path:line:col`, where an `out of memory` trap at this site points.
+    pub fn loc(&self) -> String {
+        format!("{}:{}:{}", self.path, self.line, self.col)
+    }
+}
+
+/// What an allocating expression makes, for site names.
+fn site_what(kind: &ExprKind) -> String {
+    match kind {
+        ExprKind::Interp(_) => "string from interpolation".into(),
+        ExprKind::Binary { .. } => "string from +".into(),
+        ExprKind::Record { .. } => "record".into(),
+        ExprKind::Tuple(_) => "tuple".into(),
+        ExprKind::Ctor { .. } => "constructor".into(),
+        ExprKind::List(_) => "list literal".into(),
+        ExprKind::Range { .. } => "list from range".into(),
+        ExprKind::Lambda { .. } => "closure".into(),
+        ExprKind::Method { method, .. } => format!("value from {}", method.name()),
+        ExprKind::Call {
+            callee: Callee::Builtin(b),
+            ..
+        } => format!("value from {b:?}").to_lowercase(),
+        ExprKind::Index { .. } => "map lookup".into(),
+        ExprKind::PutOwnedKey { .. } => "map entries from put".into(),
+        ExprKind::BuilderFinish { .. } => "string from a builder".into(),
+        _ => "value".into(),
+    }
+}
+
+/// The Cranelift signature of a Sspur function: (env?) params -> result.
+pub fn signature(
+    cc: cranelift_codegen::isa::CallConv,
+    env: bool,
+    params: &[Ty],
+    ret: &Ty,
+) -> Signature {
+    let mut sig = Signature::new(cc);
+    if env {
+        sig.params.push(AbiParam::new(I64));
+    }
+    for p in params {
+        for _ in 0..words(p) {
+            sig.params.push(AbiParam::new(I64));
+        }
+    }
+    for _ in 0..words(ret).max(1) {
+        sig.returns.push(AbiParam::new(I64));
+    }
+    sig
+}
+
+type Vals = Vec<Value>;
+
+/// What a `for` iterates.
+enum Iter {
+    Range(Value, Value),
+    List(Value, Value, Ty),
+}
+
+pub struct Lowerer<'a, 'm, 'f> {
+    pub sh: &'a mut Shared<'m>,
+    pub prog: &'a Program,
+    pub owner: FnId,
+    pub body: &'a Body,
+    pub b: FunctionBuilder<'f>,
+    vars: HashMap<LocalId, Vec<Variable>>,
+    loops: Vec<(clif::Block, clif::Block)>,
+    frefs: HashMap<FuncId, clif::FuncRef>,
+    ret_words: usize,
+}
+
+fn ba(vals: &[Value]) -> Vec<BlockArg> {
+    vals.iter().map(|v| BlockArg::Value(*v)).collect()
+}
+
+fn flags() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
+    pub fn new(
+        sh: &'a mut Shared<'m>,
+        prog: &'a Program,
+        owner: FnId,
+        b: FunctionBuilder<'f>,
+        ret: &Ty,
+    ) -> Self {
+        let body = prog.body(owner);
+        Lowerer {
+            sh,
+            prog,
+            owner,
+            body,
+            b,
+            vars: HashMap::new(),
+            loops: Vec::new(),
+            frefs: HashMap::new(),
+            ret_words: words(ret).max(1),
+        }
+    }
+
+    /// Lowers a top-level function's body.
+    pub fn function(mut self) {
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let params: Vals = self.b.block_params(entry).to_vec();
+        let mut at = 0;
+        for &l in &self.body.params {
+            let n = words(&self.body[l].ty);
+            self.def_local(l, &params[at..at + n]);
+            at += n;
+        }
+        let Some(root) = self.body.root else {
+            self.b.ins().trap(TrapCode::user(1).unwrap());
+            return self.finish();
+        };
+        if let Some(v) = self.expr(root) {
+            let v = self.fit(v, self.ret_words);
+            self.b.ins().return_(&v);
+        }
+        self.finish()
+    }
+
+    /// Lowers a lambda: `(env, params..)` with captures loaded from env.
+    pub fn lambda(mut self, expr: ExprId) {
+        let ExprKind::Lambda {
+            params,
+            body,
+            captures,
+        } = &self.body[expr].kind
+        else {
+            self.b.ins().trap(TrapCode::user(1).unwrap());
+            return self.finish();
+        };
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let args: Vals = self.b.block_params(entry).to_vec();
+        let env = args[0];
+        let tys: Vec<Ty> = captures.iter().map(|c| self.body[*c].ty.clone()).collect();
+        let (offs, _) = offsets(tys.iter());
+        for (i, c) in captures.iter().enumerate() {
+            let v = self.load_words(env, 1 + offs[i], words(&tys[i]));
+            self.def_local(*c, &v);
+        }
+        let mut at = 1;
+        for &l in params {
+            let n = words(&self.body[l].ty);
+            self.def_local(l, &args[at..at + n]);
+            at += n;
+        }
+        if let Some(v) = self.expr(*body) {
+            let v = self.fit(v, self.ret_words);
+            self.b.ins().return_(&v);
+        }
+        self.finish()
+    }
+
+    fn finish(mut self) {
+        self.b.seal_all_blocks();
+        let cfg = self.sh.module.target_config();
+        self.b.finalize(cfg);
+    }
+
+    fn iconst(&mut self, v: i64) -> Value {
+        self.b.ins().iconst(I64, v)
+    }
+
+    /// Pads with zeros or truncates to `n` words (Unit versus values).
+    fn fit(&mut self, mut v: Vals, n: usize) -> Vals {
+        while v.len() < n {
+            let z = self.iconst(0);
+            v.push(z);
+        }
+        v.truncate(n);
+        v
+    }
+
+    fn fref(&mut self, id: FuncId) -> clif::FuncRef {
+        if let Some(&r) = self.frefs.get(&id) {
+            return r;
+        }
+        let r = self.sh.module.declare_func_in_func(id, self.b.func);
+        self.frefs.insert(id, r);
+        r
+    }
+
+    fn rt(&mut self, f: F, args: &[Value]) -> Vals {
+        let (id, n, _) = self.sh.rt[&f];
+        debug_assert_eq!(n, args.len(), "{f:?}");
+        let r = self.fref(id);
+        let call = self.b.ins().call(r, args);
+        self.b.inst_results(call).to_vec()
+    }
+
+    fn rt1(&mut self, f: F, args: &[Value]) -> Value {
+        self.rt(f, args)[0]
+    }
+
+    fn static_str(&mut self, b: &[u8]) -> (Value, Value) {
+        let a = self.sh.static_bytes(b);
+        (self.iconst(a as i64), self.iconst(b.len() as i64))
+    }
+
+    fn pos(&self, offset: u32) -> String {
+        let (line, col) = self.prog.line_col(offset);
+        format!("{}:{}:{}", self.sh.path, line, col)
+    }
+
+    /// The location string of an expression, as `(ptr, len)` constants.
+    fn loc(&mut self, e: ExprId) -> (Value, Value) {
+        let span = self.prog.source_map(self.owner).expr(e);
+        let s = self.pos(span.start);
+        self.static_str(s.as_bytes())
+    }
+
+    /// A new allocation site for expression `e`: its id (1-based, 0 is
+    /// "unknown" to the runtime), named `path:line:col what`.
+    fn site(&mut self, e: ExprId) -> Value {
+        let span = self.prog.source_map(self.owner).expr(e);
+        let (line, col) = self.prog.line_col(span.start);
+        let what = site_what(&self.body[e].kind);
+        self.sh.sites.push(Site {
+            path: self.sh.path.clone(),
+            line,
+            col,
+            what,
+            key: Some((self.owner, e)),
+        });
+        let id = self.sh.sites.len();
+        self.iconst(id as i64)
+    }
+
+    fn load_words(&mut self, base: Value, at: usize, n: usize) -> Vals {
+        (0..n)
+            .map(|i| self.b.ins().load(I64, flags(), base, ((at + i) * 8) as i32))
+            .collect()
+    }
+
+    fn store_words(&mut self, base: Value, at: usize, vals: &[Value]) {
+        for (i, v) in vals.iter().enumerate() {
+            self.b.ins().store(flags(), *v, base, ((at + i) * 8) as i32);
+        }
+    }
+
+    /// Stores a value in a fresh stack slot and gives its address.
+    fn spill(&mut self, vals: &[Value]) -> Value {
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (vals.len().max(1) * 8) as u32,
+            3,
+        ));
+        for (i, v) in vals.iter().enumerate() {
+            self.b.ins().stack_store(I64, *v, slot, (i * 8) as i32);
+        }
+        self.b.ins().stack_addr(I64, slot, 0)
+    }
+
+    fn alloc(&mut self, nwords: usize, site: Value) -> Value {
+        let bytes = self.iconst((nwords.max(1) * 8) as i64);
+        let one = self.iconst(1);
+        self.rt1(F::sspur_alloc_block, &[bytes, one, site])
+    }
+
+    fn ty_id(&mut self, ty: &Ty) -> Value {
+        let id = self.sh.types.id(&self.prog.items, ty);
+        self.iconst(id as i64)
+    }
+
+    fn bool_val(&mut self, c: Value) -> Value {
+        self.b.ins().uextend(I64, c)
+    }
+
+    fn as_float(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(F64, MemFlagsData::new(), v)
+    }
+
+    fn as_word(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(I64, MemFlagsData::new(), v)
+    }
+
+    /// Branches to a cold block that runs `trap` (which must not return)
+    /// when `cond` is true; continues in a fresh block otherwise.
+    fn trap_if(&mut self, cond: Value, trap: impl FnOnce(&mut Self)) {
+        let cold = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(cond, cold, &[], ok, &[]);
+        self.b.switch_to_block(cold);
+        trap(self);
+        self.b.ins().trap(TrapCode::user(1).unwrap());
+        self.b.switch_to_block(ok);
+    }
+
+    /// Ends the current path after a call that does not return.
+    fn unreachable(&mut self) {
+        self.b.ins().trap(TrapCode::user(1).unwrap());
+    }
+
+    fn trap_msg(&mut self, e: ExprId, msg: &str) {
+        let (m, ml) = self.static_str(msg.as_bytes());
+        let (l, ll) = self.loc(e);
+        self.rt(F::sspur_trap_msg, &[m, ml, l, ll]);
+    }
+
+    fn def_local(&mut self, l: LocalId, vals: &[Value]) {
+        let n = words(&self.body[l].ty);
+        if !self.vars.contains_key(&l) {
+            let vs: Vec<Variable> = (0..n).map(|_| self.b.declare_var(I64)).collect();
+            self.vars.insert(l, vs);
+        }
+        let vs = self.vars[&l].clone();
+        let vals = self.fit(vals.to_vec(), n);
+        for (var, v) in vs.iter().zip(vals) {
+            self.b.def_var(*var, v);
+        }
+    }
+
+    fn use_local(&mut self, l: LocalId) -> Vals {
+        match self.vars.get(&l).cloned() {
+            Some(vs) => vs.iter().map(|v| self.b.use_var(*v)).collect(),
+            None => {
+                let n = words(&self.body[l].ty);
+                (0..n).map(|_| self.iconst(0)).collect()
+            }
+        }
+    }
+
+    /// Element `i` of a list at element pointer `p`.
+    fn elem_at(&mut self, p: Value, i: Value, ety: &Ty) -> Vals {
+        let size = elem_size(ety);
+        let off = self.b.ins().imul_imm_s(i, size);
+        let addr = self.b.ins().iadd(p, off);
+        self.load_words(addr, 0, words(ety))
+    }
+
+    fn elem_addr(&mut self, p: Value, i: Value, ety: &Ty) -> Value {
+        let off = self.b.ins().imul_imm_s(i, elem_size(ety));
+        self.b.ins().iadd(p, off)
+    }
+
+    fn bounds_check(&mut self, e: ExprId, i: Value, len: Value) {
+        let bad = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
+        self.trap_if(bad, |s| {
+            let (l, ll) = s.loc(e);
+            s.rt(F::sspur_trap_index, &[len, i, l, ll]);
+        });
+    }
+
+    fn list_alloc(&mut self, e: ExprId, n: Value, ety: &Ty) -> Value {
+        let es = self.iconst(elem_size(ety));
+        let ptrs = self.iconst(has_pointers(ety) as i64);
+        let site = self.site(e);
+        self.rt1(F::sspur_list_alloc, &[n, es, ptrs, site])
+    }
+
+    fn some(&mut self, e: ExprId, v: &[Value]) -> Value {
+        let site = self.site(e);
+        let p = self.alloc(1 + v.len(), site);
+        let one = self.iconst(1);
+        self.store_words(p, 0, &[one]);
+        self.store_words(p, 1, v);
+        p
+    }
+
+    fn none(&mut self) -> Value {
+        self.iconst(self.sh.tags as i64)
+    }
+
+    /// `Some(load(p))` when `p` is not null, else `None`.
+    fn option_from_ptr(&mut self, e: ExprId, p: Value, vty: &Ty) -> Value {
+        let found = self.b.create_block();
+        let merge = self.b.create_block();
+        self.b.append_block_param(merge, I64);
+        let none = self.none();
+        self.b.ins().brif(p, found, &[], merge, &ba(&[none]));
+        self.b.switch_to_block(found);
+        let v = self.load_words(p, 0, words(vty));
+        let s = self.some(e, &v);
+        self.b.ins().jump(merge, &ba(&[s]));
+        self.b.switch_to_block(merge);
+        self.b.block_params(merge)[0]
+    }
+}
+
+fn int_cc(op: BinOp, signed: bool) -> IntCC {
+    match (op, signed) {
+        (BinOp::Eq, _) => IntCC::Equal,
+        (BinOp::Ne, _) => IntCC::NotEqual,
+        (BinOp::Lt, true) => IntCC::SignedLessThan,
+        (BinOp::Le, true) => IntCC::SignedLessThanOrEqual,
+        (BinOp::Gt, true) => IntCC::SignedGreaterThan,
+        (BinOp::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+        (BinOp::Lt, false) => IntCC::UnsignedLessThan,
+        (BinOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (BinOp::Gt, false) => IntCC::UnsignedGreaterThan,
+        _ => IntCC::UnsignedGreaterThanOrEqual,
+    }
+}
+
+/// Lowers a wrapper `(env, args..) -> f(args..)` for a function value.
+pub fn wrapper(sh: &mut Shared, b: FunctionBuilder, f: FuncId) {
+    let mut b = b;
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let args: Vals = b.block_params(entry)[1..].to_vec();
+    let r = sh.module.declare_func_in_func(f, b.func);
+    let call = b.ins().call(r, &args);
+    let v = b.inst_results(call).to_vec();
+    b.ins().return_(&v);
+    b.seal_all_blocks();
+    b.finalize(sh.module.target_config());
+}
