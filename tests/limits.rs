@@ -2,96 +2,14 @@
 //! binary in a child process (built once per test run) and bounds its exit
 //! code, its stderr, its time and its peak RSS (from `wait4`'s rusage).
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn sspur() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "cli", "--bin", "sspur"])
-            .current_dir(root())
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building sspur failed");
-        let target = std::env::var("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root().join("target"));
-        target.join("debug/sspur")
-    })
-    .clone()
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct Rusage {
-    utime: [i64; 2],
-    stime: [i64; 2],
-    maxrss_kb: i64,
-    rest: [i64; 13],
-}
-
-unsafe extern "C" {
-    fn wait4(pid: i32, status: *mut i32, options: i32, rusage: *mut Rusage) -> i32;
-}
-
-struct Run {
-    exit: i32,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    rss_mb: i64,
-    time: Duration,
-}
+use sspur_tests::Run;
 
 /// Runs `sspur ARGS` on `source` (written to a temporary file named
-/// `name.ssp`) with `env`; stdout and stderr go to files.
+/// `name.ssp`) with `env`.
 fn run(name: &str, source: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let dir = std::env::temp_dir().join(format!("sspur-limits-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{name}.ssp"));
-    std::fs::write(&src, source).unwrap();
-    let (out, err) = (
-        dir.join(format!("{name}.out")),
-        dir.join(format!("{name}.err")),
-    );
-    let mut cmd = Command::new(sspur());
-    cmd.args(args)
-        .arg(&src)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .env_remove("SSPUR_BACKTRACE");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let start = Instant::now();
-    // Reaped by `wait4` below, which also gives the peak RSS.
-    #[allow(clippy::zombie_processes)]
-    let child = cmd.spawn().expect("sspur starts");
-    let mut status = 0;
-    let mut usage = Rusage::default();
-    let pid = unsafe { wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32, "wait4");
-    let time = start.elapsed();
-    let exit = if status & 0x7f == 0 {
-        (status >> 8) & 0xff
-    } else {
-        128 + (status & 0x7f)
-    };
-    Run {
-        exit,
-        stdout: std::fs::read(&out).unwrap(),
-        stderr: std::fs::read(&err).unwrap(),
-        rss_mb: usage.maxrss_kb / 1024,
-        time,
-    }
+    sspur_tests::run("limits", name, source, args, env)
 }
 
 fn text(b: &[u8]) -> String {

@@ -70,6 +70,19 @@ pub const fn class_of(size: usize) -> usize {
     }
 }
 
+/// The size of the block a request of `size` bytes gets: its class's size,
+/// or whole 64 KB pages for a large block (None if that overflows).
+pub const fn block_size_for(size: usize) -> Option<usize> {
+    if size <= MAX_SMALL {
+        Some(CLASS_SIZES[class_of(size)])
+    } else {
+        match size.checked_add(PAGE_SIZE - 1) {
+            Some(s) => Some(s & !(PAGE_SIZE - 1)),
+            None => None,
+        }
+    }
+}
+
 /// Per-page metadata. Lives in ordinary Rust memory: it is never reachable
 /// from the program, only from the page map.
 pub struct Page {

@@ -118,6 +118,15 @@ pub fn exit_report(rt: &Rt) -> String {
                 .filter(|&(_, n, _)| n > 0)
                 .collect();
             sites.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.cmp(&a.1)).then(a.0.cmp(&b.0)));
+            // Site 0 is no site of the program: the runtime's own blocks
+            // (a string builder never finished) and unnamed allocations.
+            if let Some(pos) = sites.iter().position(|s| s.0 == 0) {
+                let (_, n, b) = sites.remove(pos);
+                let _ = writeln!(
+                    out,
+                    "left for the collector without a site (unfinished string builders, runtime blocks): {n} blocks, {b} bytes"
+                );
+            }
             let _ = writeln!(out, "sites left for the collector:");
             for (site, n, b) in sites {
                 let _ = writeln!(out, "  {}: {n} blocks, {b} bytes", rt.site_name(site));

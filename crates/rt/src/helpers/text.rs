@@ -1,28 +1,51 @@
 //! String builders (interpolation and the push-then-join rewrite), display
 //! of values, printing, program arguments and input.
 //!
-//! A builder holds only copied bytes, never program pointers, so it lives
-//! in a Rust allocation; the finished string is a fresh rt block.
+//! A builder lives in the rt heap, so the collector sees it: the builder is
+//! a pointer block ([`Builder`]) and its bytes a data block it points to.
+//! A builder that is never finished (an early return between the pushes and
+//! the join, a hole that returns) is garbage like any other block and is
+//! reclaimed and counted by the collector; [`sspur_sb_finish`] frees both
+//! blocks at once.
 
 use super::types::{self, bytes, with_table};
 use super::{str::fresh, trap_at, Pair};
+use crate::heap::{DATA, POINTER};
 use std::sync::Mutex;
 
-/// A string builder; `sep` goes between pieces pushed with
-/// [`sspur_sb_piece`].
+/// A string builder, an rt pointer block. `buf` is a data block of `cap`
+/// bytes (null while empty) whose first `len` bytes are the contents;
+/// `sep` goes between pieces pushed with [`sspur_sb_piece`]: a static
+/// string, or a data block of the builder's own when the separator was in
+/// the heap (`sep_owned`).
+#[repr(C)]
 pub struct Builder {
-    buf: Vec<u8>,
-    sep: Vec<u8>,
+    buf: *mut u8,
+    len: usize,
+    cap: usize,
+    sep: *const u8,
+    sep_len: usize,
+    sep_owned: usize,
     pieces: usize,
+}
+
+/// The smallest buffer a builder allocates.
+const MIN_CAP: usize = 32;
+
+/// The `out of memory` trap of a builder (it knows no site).
+fn out_of_memory() -> ! {
+    super::mem::trap(b"out of memory", b"")
 }
 
 /// A new builder (interpolation).
 pub extern "C" fn sspur_sb_new() -> *mut Builder {
-    Box::into_raw(Box::new(Builder {
-        buf: Vec::new(),
-        sep: Vec::new(),
-        pieces: 0,
-    }))
+    let b = crate::alloc_temp(std::mem::size_of::<Builder>(), POINTER as u32) as *mut Builder;
+    if b.is_null() {
+        out_of_memory();
+    }
+    // A pointer block is zeroed when handed out: an empty builder with no
+    // buffer and no separator, as it should start.
+    b
 }
 
 /// A new builder that puts `sep` between pieces.
@@ -31,8 +54,94 @@ pub extern "C" fn sspur_sb_new() -> *mut Builder {
 /// `(s, len)` must be a live string.
 pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64) -> *mut Builder {
     let b = sspur_sb_new();
-    unsafe { (*b).sep = bytes(s, len).to_vec() };
+    if len == 0 {
+        return b;
+    }
+    let (sep, owned) = if crate::block_of(s as *const u8).is_some() {
+        // A heap separator may be freed before the join: keep a copy.
+        let copy = crate::alloc_temp(len as usize, DATA as u32);
+        if copy.is_null() {
+            out_of_memory();
+        }
+        // SAFETY: `(s, len)` is a live string and `copy` a fresh block of
+        // `len` bytes; they cannot overlap.
+        unsafe { std::ptr::copy_nonoverlapping(s as *const u8, copy, len as usize) };
+        (copy as *const u8, 1)
+    } else {
+        (s as *const u8, 0)
+    };
+    // SAFETY: `b` is a fresh builder block, live (it is in a local).
+    unsafe {
+        (*b).sep = sep;
+        (*b).sep_len = len as usize;
+        (*b).sep_owned = owned;
+    }
     b
+}
+
+/// Makes room for `more` bytes after the contents and returns where they
+/// go, or traps `out of memory`: a builder never grows past the heap limit
+/// its finished string must fit in. The buffer at least doubles; the old
+/// one is freed once copied.
+///
+/// # Safety
+/// `b` must be a live builder.
+unsafe fn reserve(b: *mut Builder, more: usize) -> *mut u8 {
+    // SAFETY: `b` is a live builder (the caller's contract).
+    let (buf, len, cap) = unsafe { ((*b).buf, (*b).len, (*b).cap) };
+    let Some(need) = len.checked_add(more) else {
+        out_of_memory()
+    };
+    if need <= cap {
+        // SAFETY: `len <= cap`, inside the buffer (or the null buffer at 0).
+        return unsafe { buf.add(len) };
+    }
+    let max = crate::state::rt().heap.max_heap;
+    if need > max {
+        out_of_memory();
+    }
+    let want = need.max(cap.saturating_mul(2)).max(MIN_CAP).min(max);
+    let Some(new_cap) = crate::heap::block_size_for(want) else {
+        out_of_memory()
+    };
+    // The builder stays reachable during this allocation (the caller's
+    // frame holds it), and so does the old buffer, through the builder.
+    let nb = crate::alloc_temp(new_cap, DATA as u32);
+    if nb.is_null() {
+        out_of_memory();
+    }
+    // SAFETY: the old buffer holds `len` initialised bytes; `nb` is a
+    // fresh block of `new_cap >= need > len` bytes, disjoint from it; `b`
+    // is live.
+    unsafe {
+        if len > 0 {
+            std::ptr::copy_nonoverlapping(buf, nb, len);
+        }
+        (*b).buf = nb;
+        (*b).cap = new_cap;
+    }
+    if !buf.is_null() {
+        crate::free_temp(buf);
+    }
+    // SAFETY: `len < new_cap`.
+    unsafe { nb.add(len) }
+}
+
+/// Appends `data` (which must not be the builder's own buffer).
+///
+/// # Safety
+/// `b` must be a live builder.
+unsafe fn append(b: *mut Builder, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    // SAFETY: `b` is live; `reserve` returns room for `data.len()` bytes,
+    // in a block `data` cannot be part of (the buffer is never handed out).
+    unsafe {
+        let at = reserve(b, data.len());
+        std::ptr::copy_nonoverlapping(data.as_ptr(), at, data.len());
+        (*b).len += data.len();
+    }
 }
 
 /// Appends string bytes.
@@ -40,21 +149,8 @@ pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64) -> *mut Builder {
 /// # Safety
 /// `b` must be a live builder and `(p, len)` a live string.
 pub unsafe extern "C" fn sspur_sb_str(b: *mut Builder, p: u64, len: u64) {
-    unsafe {
-        let b = &mut *b;
-        reserve(&mut b.buf, len as usize);
-        b.buf.extend_from_slice(bytes(p, len))
-    }
-}
-
-/// Room for `more` bytes in a builder, or the `out of memory` trap: a
-/// builder never grows past the heap limit its finished string must fit
-/// in, and its growth never aborts.
-fn reserve(buf: &mut Vec<u8>, more: usize) {
-    let fits = buf.len().saturating_add(more) <= crate::state::rt().heap.max_heap;
-    if !fits || buf.try_reserve(more).is_err() {
-        super::mem::trap(b"out of memory", b"");
-    }
+    // SAFETY: the caller's contract: a live builder and a live string.
+    unsafe { append(b, bytes(p, len)) }
 }
 
 /// Appends a piece, after the separator unless it is the first.
@@ -62,14 +158,17 @@ fn reserve(buf: &mut Vec<u8>, more: usize) {
 /// # Safety
 /// `b` must be a live builder and `(p, len)` a live string.
 pub unsafe extern "C" fn sspur_sb_piece(b: *mut Builder, p: u64, len: u64) {
+    // SAFETY: `b` is a live builder, `(p, len)` a live string, and the
+    // separator is static or the builder's own block, live while it is.
     unsafe {
-        let b = &mut *b;
-        reserve(&mut b.buf, b.sep.len() + len as usize);
-        if b.pieces > 0 {
-            b.buf.extend_from_slice(&b.sep);
+        let (sep, sep_len, pieces) = ((*b).sep, (*b).sep_len, (*b).pieces);
+        if pieces > 0 && sep_len > 0 {
+            // Reserve both at once, so a piece never doubles twice.
+            reserve(b, sep_len.saturating_add(len as usize));
+            append(b, std::slice::from_raw_parts(sep, sep_len));
         }
-        b.pieces += 1;
-        b.buf.extend_from_slice(bytes(p, len));
+        (*b).pieces = pieces + 1;
+        append(b, bytes(p, len));
     }
 }
 
@@ -78,9 +177,23 @@ pub unsafe extern "C" fn sspur_sb_piece(b: *mut Builder, p: u64, len: u64) {
 /// # Safety
 /// `b` must be a live builder.
 pub unsafe extern "C" fn sspur_sb_int(b: *mut Builder, v: i64) {
-    use std::io::Write;
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // SAFETY: `b` is a live builder (the caller's contract).
     unsafe {
-        let _ = write!((*b).buf, "{v}");
+        if v < 0 {
+            append(b, b"-");
+        }
+        append(b, &digits[i..]);
     }
 }
 
@@ -89,16 +202,33 @@ pub unsafe extern "C" fn sspur_sb_int(b: *mut Builder, v: i64) {
 /// # Safety
 /// `b` must be a live builder and `v` point at a value of type `t`.
 pub unsafe extern "C" fn sspur_sb_value(b: *mut Builder, v: *const u64, t: u32) {
-    with_table(|table| unsafe { types::show(table, t, v, true, &mut (*b).buf) })
+    let mut shown = Vec::new();
+    // SAFETY: `v` points at a value of type `t` (the caller's contract).
+    with_table(|table| unsafe { types::show(table, t, v, true, &mut shown) });
+    // SAFETY: `b` is a live builder.
+    unsafe { append(b, &shown) }
 }
 
-/// The builder's contents as a fresh string; frees the builder.
+/// The builder's contents as a fresh string; frees the builder and its
+/// blocks (a free by the runtime, not a free at last use).
 ///
 /// # Safety
 /// `b` must be a live builder; it is dead afterwards.
 pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
-    let b = unsafe { Box::from_raw(b) };
-    fresh(&b.buf, site)
+    // SAFETY: `b` is a live builder whose buffer holds `len` bytes; it
+    // stays reachable (it is freed below) while `fresh` allocates.
+    let (out, buf, sep, sep_owned) = unsafe {
+        let out = fresh(bytes((*b).buf as u64, (*b).len as u64), site);
+        (out, (*b).buf, (*b).sep, (*b).sep_owned)
+    };
+    if !buf.is_null() {
+        crate::free_temp(buf);
+    }
+    if sep_owned != 0 {
+        crate::free_temp(sep as *mut u8);
+    }
+    crate::free_temp(b as *mut u8);
+    out
 }
 
 /// `print(s)` (`to == 1`) or `log(s)` (`to == 2`) of a string.
