@@ -169,6 +169,7 @@ impl<'p> Interp<'p> {
         }
         let meta = self.heap_meta(site);
         StrVal {
+            view: false,
             len: text.len(),
             blk: Rc::new(StrBlock {
                 text: text.into_boxed_str(),
@@ -183,11 +184,13 @@ impl<'p> Interp<'p> {
         if a == b {
             return StrVal::unowned("");
         }
-        self.share_meta(&s.blk.meta);
+        // A view is not a second reference while it is only bound and
+        // read (a view may die before its owner); storing it anywhere is.
         StrVal {
             blk: s.blk.clone(),
             start: s.start + a,
             len: b - a,
+            view: true,
         }
     }
 
@@ -204,6 +207,7 @@ impl<'p> Interp<'p> {
         let len = items.len();
         let meta = self.heap_meta(site);
         ListVal {
+            view: false,
             buf: Some(Rc::new(ListBuf {
                 items: RefCell::new(items),
                 cap,
@@ -340,7 +344,7 @@ impl<'p> Interp<'p> {
     fn finish_call(&mut self, fr: &Frame<'p>, root: ExprId, r: R<Value>) -> R<Value> {
         match r {
             Ok(v) => {
-                if escapes_on_return(fr.body, root) {
+                if escapes_on_return(fr.body, root) || v.is_view() {
                     self.share(&v);
                 }
                 Ok(v)
@@ -674,7 +678,7 @@ impl<'p> Interp<'p> {
         let v = match x {
             Some(x) => {
                 let v = self.eval(fr, x)?;
-                if escapes_on_return(fr.body, x) {
+                if escapes_on_return(fr.body, x) || v.is_view() {
                     self.share(&v);
                 }
                 v
@@ -751,7 +755,7 @@ impl<'p> Interp<'p> {
     /// from a place makes a second reference.
     pub(crate) fn eval_stored(&mut self, fr: &mut Frame<'p>, x: ExprId) -> R<Value> {
         let v = self.eval(fr, x)?;
-        if is_place(fr.body, x) {
+        if is_place(fr.body, x) || v.is_view() {
             self.share(&v);
         }
         Ok(v)
@@ -1241,7 +1245,10 @@ impl<'p> Interp<'p> {
             PatKind::Missing => false,
             PatKind::Wild => true,
             PatKind::Bind(l) => {
-                if share {
+                // Binding a view to a name (a `for` over pieces) is not a
+                // second reference; a use after its block's drop still is
+                // caught, as every read is checked.
+                if share && !v.is_view() {
                     self.share(v);
                 }
                 fr.set(*l, v.clone());

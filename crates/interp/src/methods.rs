@@ -68,7 +68,7 @@ fn grow_with(
     consume: bool,
 ) -> R<Value> {
     let extra = if m == Method::ListPush {
-        if is_place(fr.body, a) {
+        if is_place(fr.body, a) || v.is_view() {
             it.share(&v);
         }
         vec![v]
@@ -110,6 +110,7 @@ fn grow(
                 buf: Some(buf.clone()),
                 start: l.start,
                 len: new_len,
+                view: false,
             });
         }
     }
@@ -266,13 +267,12 @@ fn apply<'p>(
             if len == 0 {
                 Value::List(ListVal::empty())
             } else {
-                if let Some(b) = &l.buf {
-                    it.share_meta(&b.meta);
-                }
+                // As for string views: only storing it is a second reference.
                 Value::List(ListVal {
                     buf: l.buf.clone(),
                     start,
                     len,
+                    view: true,
                 })
             }
         }
@@ -611,10 +611,10 @@ fn apply<'p>(
                 return Err(type_error("put receiver"));
             };
             let (k, v) = (arg(&args, 0), arg(&args, 1));
-            if arg_exprs.first().is_some_and(|x| is_place(fr.body, *x)) {
+            if k.is_view() || arg_exprs.first().is_some_and(|x| is_place(fr.body, *x)) {
                 it.share(&k);
             }
-            if arg_exprs.get(1).is_some_and(|x| is_place(fr.body, *x)) {
+            if v.is_view() || arg_exprs.get(1).is_some_and(|x| is_place(fr.body, *x)) {
                 it.share(&v);
             }
             let key = Key::of(&k).ok_or_else(|| type_error("map key"))?;

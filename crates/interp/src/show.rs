@@ -140,6 +140,7 @@ mod tests {
     fn list(items: Vec<Value>) -> Value {
         let len = items.len();
         Value::List(ListVal {
+            view: false,
             buf: Some(Rc::new(ListBuf {
                 cap: len,
                 items: RefCell::new(items),

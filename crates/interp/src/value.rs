@@ -51,6 +51,9 @@ pub(crate) struct StrVal {
     pub(crate) blk: Rc<StrBlock>,
     pub(crate) start: usize,
     pub(crate) len: usize,
+    /// Made by a view (take, drop, slice, trim, a piece), even one that
+    /// happens to cover its whole block.
+    pub(crate) view: bool,
 }
 
 impl StrVal {
@@ -60,6 +63,7 @@ impl StrVal {
     /// A string with no block (a literal or the empty string).
     pub(crate) fn unowned(text: &str) -> StrVal {
         StrVal {
+            view: false,
             len: text.len(),
             blk: Rc::new(StrBlock {
                 text: text.into(),
@@ -87,6 +91,8 @@ pub(crate) struct ListVal {
     pub(crate) buf: Option<Rc<ListBuf>>,
     pub(crate) start: usize,
     pub(crate) len: usize,
+    /// Made by `take` or `drop`, even when it covers its whole buffer.
+    pub(crate) view: bool,
 }
 
 impl ListVal {
@@ -95,6 +101,7 @@ impl ListVal {
             buf: None,
             start: 0,
             len: 0,
+            view: false,
         }
     }
     /// The elements, copied out so callbacks may push onto the same buffer.
@@ -250,6 +257,15 @@ pub(crate) enum Value {
 }
 
 impl Value {
+    /// A view: a string or list value that does not cover its whole block.
+    pub(crate) fn is_view(&self) -> bool {
+        match self {
+            Value::Str(s) => s.blk.meta.heap && (s.view || !s.is_whole()),
+            Value::List(l) => l.buf.is_some() && (l.view || !l.is_whole()),
+            _ => false,
+        }
+    }
+
     /// The block this value itself refers to (a list buffer or string block).
     pub(crate) fn meta(&self) -> Option<&Meta> {
         match self {

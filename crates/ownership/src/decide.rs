@@ -10,9 +10,9 @@ use ir::{
     Ty,
 };
 
-use crate::reason::{NotFresh, NotOwned, ParamUse, ParamUseKind, ResultNotFresh};
+use crate::reason::{Escape, NotFresh, NotOwned, ParamUse, ParamUseKind, Reader, ResultNotFresh};
 use crate::table::{self, Res};
-use crate::walk::{Ctx, Facts};
+use crate::walk::{Ctx, Facts, Use};
 use crate::Summary;
 
 /// Whether an expression makes a new block nobody else holds.
@@ -245,7 +245,15 @@ impl<'a> Decider<'a> {
         // the receiver of its own push; a put key is checked below.
         let mut key_uses = Vec::new();
         let mut escapes = Vec::new();
+        // Views that die before x: x lives until their last use.
+        let mut view_last = 0;
         for u in &l.uses {
+            if let (Ctx::Escape(Escape::ViewedBy(_)), Some(until)) =
+                (&u.ctx, self.confined_view(x, u))
+            {
+                view_last = view_last.max(until.unwrap_or(0));
+                continue;
+            }
             if u.foreign {
                 let why = match &u.ctx {
                     Ctx::Escape(w) => NotOwned::Escapes(*w),
@@ -258,12 +266,25 @@ impl<'a> Decider<'a> {
                 Ctx::GrowSelf(_) => {}
                 _ if u.moved_out => {}
                 Ctx::Key(put) => key_uses.push((u, *put)),
-                Ctx::Escape(why) => escapes.push((NotOwned::Escapes(*why), u)),
-                Ctx::Bind(y) => escapes.push((NotOwned::AliasedBy(*y), u)),
-                Ctx::Assign(y) => escapes.push((NotOwned::AssignedTo(*y), u)),
+                Ctx::Escape(Escape::ViewedBy(m)) => match self.bound_view_escape(u) {
+                    // Name where the view itself escapes.
+                    Some((view, why, at)) => escapes.push((
+                        NotOwned::ViewEscapes {
+                            method: *m,
+                            view,
+                            why: Box::new(why),
+                        },
+                        at,
+                        u,
+                    )),
+                    None => escapes.push((NotOwned::Escapes(Escape::ViewedBy(*m)), u.at, u)),
+                },
+                Ctx::Escape(why) => escapes.push((NotOwned::Escapes(*why), u.at, u)),
+                Ctx::Bind(y) => escapes.push((NotOwned::AliasedBy(*y), u.at, u)),
+                Ctx::Assign(y) => escapes.push((NotOwned::AssignedTo(*y), u.at, u)),
             }
         }
-        if let Some((why, first)) = escapes.first() {
+        if let Some((why, at, _)) = escapes.first() {
             // A var whose every escape comes after its last update (in a
             // later statement of its block) still frees the values it
             // replaces: none of them has escaped.
@@ -272,17 +293,17 @@ impl<'a> Decider<'a> {
             let late = d.var
                 && !l.assigns.is_empty()
                 && l.assigns.iter().all(|a| a.index.is_some())
-                && escapes.iter().all(|(_, u)| after(u))
+                && escapes.iter().all(|(_, _, u)| after(u))
                 && key_uses.iter().all(|(u, _)| after(u));
             if late {
                 return Own::Yes(End::Kept {
                     why: why.clone(),
-                    at: first.at,
+                    at: *at,
                 });
             }
-            return Own::No(why.clone(), first.at);
+            return Own::No(why.clone(), *at);
         }
-        let last = self.last_index(x);
+        let last = self.last_index(x).max(view_last);
         if let Some(b) = self.builder(x) {
             return Own::Yes(b);
         }
@@ -309,6 +330,146 @@ impl<'a> Decider<'a> {
         Own::Yes(End::Drop {
             index: last,
             deep: self.deep(x),
+        })
+    }
+
+    /// A view of `x` (`u` is x as the receiver of take, drop, slice, trim
+    /// or the split family) that dies before x: read where it is made, or
+    /// bound to a `let` that is only read. Gives the last statement index
+    /// of x's declaring block that uses the view (None when it is used only
+    /// inside the statement that makes it), or None when the view escapes
+    /// (then x does).
+    pub fn confined_view(&self, x: LocalId, u: &Use) -> Option<Option<usize>> {
+        if u.foreign {
+            return None;
+        }
+        let view = self.facts.exprs.get(u.expr)?.parent?;
+        let ExprKind::Method {
+            method, receiver, ..
+        } = &self.body[view].kind
+        else {
+            return None;
+        };
+        if *receiver != u.expr {
+            return None;
+        }
+        // The split family's list is new, but its pieces are views.
+        let pieces = matches!(
+            method,
+            Method::StrChars | Method::StrSplit | Method::StrWords | Method::StrLines
+        );
+        let vf = self.facts.exprs.get(view)?;
+        if vf.transparent {
+            return None;
+        }
+        let assigned = self.facts.local(x).is_some_and(|l| !l.assigns.is_empty());
+        match vf.ctx {
+            // A `for` reads its view through the whole loop, where x may be
+            // updated (freeing the viewed block).
+            Ctx::Read(Reader::For) if assigned => None,
+            Ctx::Read(r) => self
+                .view_read_keeps_nothing(view, pieces, r)
+                .then_some(None),
+            Ctx::Bind(v) => {
+                let xf = self.facts.local(x)?;
+                // An update of x frees (or moves) the block the view is in.
+                if assigned {
+                    return None;
+                }
+                let vl = self.facts.local(v)?;
+                let vd = vl.decl.as_ref()?;
+                if vd.var {
+                    return None;
+                }
+                for w in &vl.uses {
+                    let ok = !w.foreign
+                        && !w.moved_out
+                        && matches!(w.ctx, Ctx::Read(r) if self.view_read_keeps_nothing(w.expr, pieces, r));
+                    if !ok {
+                        return None;
+                    }
+                }
+                let same_block = xf.decl.as_ref().is_some_and(|d| d.block == vd.block);
+                Some(if same_block {
+                    vl.uses.iter().filter_map(|w| w.index).max()
+                } else {
+                    // Declared in a block nested in x's: every use is
+                    // inside the statement of x's block that holds it.
+                    None
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// For a view of x that escapes: the name it is bound to (if any), why
+    /// it escapes and where (the use that keeps it).
+    fn bound_view_escape(&self, u: &Use) -> Option<(Option<LocalId>, NotOwned, u32)> {
+        let view = self.facts.exprs.get(u.expr)?.parent?;
+        let vf = self.facts.exprs.get(view)?;
+        let v = match vf.ctx {
+            Ctx::Bind(v) => v,
+            Ctx::Escape(e) => return Some((None, NotOwned::Escapes(e), vf.reader_at)),
+            Ctx::Key(put) => return Some((None, NotOwned::KeyInMap, self.sm.expr(put).start)),
+            _ => return None,
+        };
+        let vl = self.facts.local(v)?;
+        let w = vl
+            .uses
+            .iter()
+            .find(|w| w.foreign || w.moved_out || !matches!(w.ctx, Ctx::Read(_)))?;
+        let why = match &w.ctx {
+            _ if w.foreign => NotOwned::InClosure,
+            Ctx::Escape(e) => NotOwned::Escapes(*e),
+            Ctx::Bind(y) => NotOwned::AliasedBy(*y),
+            Ctx::Assign(y) => NotOwned::AssignedTo(*y),
+            Ctx::Key(_) => NotOwned::KeyInMap,
+            _ => return None,
+        };
+        Some((Some(v), why, w.at))
+    }
+
+    /// Whether reading the view that is the value of `e` by `r` keeps
+    /// nothing of it. Any reader keeps nothing of a string or list view;
+    /// a list of pieces may only be read by what cannot hand a piece out
+    /// (len, is_empty, join, contains, interpolation, print, log), or
+    /// iterated by a `for` whose variable is only read.
+    fn view_read_keeps_nothing(&self, e: ExprId, pieces: bool, r: Reader) -> bool {
+        if !pieces {
+            return true;
+        }
+        match r {
+            Reader::Interpolation | Reader::Builtin(Builtin::Print | Builtin::Log) => true,
+            Reader::Method(m) => {
+                table::deep_read(m)
+                    && self.facts.exprs.get(e).and_then(|f| f.parent).is_some_and(|p| {
+                        matches!(&self.body[p].kind, ExprKind::Method { receiver, .. } if *receiver == e)
+                    })
+            }
+            Reader::For => self.for_var_only_read(e),
+            _ => false,
+        }
+    }
+
+    /// `for w in e { .. }` where `w` is a name that is only read.
+    fn for_var_only_read(&self, e: ExprId) -> bool {
+        let Some(block) = self.facts.exprs.get(e).and_then(|f| f.parent) else {
+            return false;
+        };
+        let ExprKind::Block { stmts, .. } = &self.body[block].kind else {
+            return false;
+        };
+        let pat = stmts.iter().find_map(|s| match &self.body[*s].kind {
+            ir::StmtKind::For { pat, iter, .. } if *iter == e => Some(*pat),
+            _ => None,
+        });
+        let Some(ir::PatKind::Bind(w)) = pat.map(|p| &self.body[p].kind) else {
+            return false;
+        };
+        self.facts.local(*w).is_some_and(|l| {
+            l.uses
+                .iter()
+                .all(|u| !u.foreign && matches!(u.ctx, Ctx::Read(_)))
         })
     }
 
@@ -595,6 +756,7 @@ pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> Summary {
                 for u in &l.uses {
                     let kind = match &u.ctx {
                         Ctx::Read(_) if !u.foreign => None,
+                        Ctx::Escape(Escape::ViewedBy(_)) if d.confined_view(p, u).is_some() => None,
                         Ctx::Read(_) => Some(ParamUseKind::InClosure),
                         Ctx::Out => Some(ParamUseKind::Returned),
                         Ctx::Escape(w) => Some(ParamUseKind::Escapes(*w)),

@@ -22,6 +22,16 @@
 //!   list whose pieces are views, so its receiver escapes; `fold`'s initial
 //!   value escapes (it becomes the accumulator the function may return),
 //!   and so does `get_or`'s default.
+//! - Views that die first: a view of a local or parameter (take, drop,
+//!   slice, trim; the split family's pieces) does not make it escape when
+//!   the view is read where it is made, or bound to a `let` that is only
+//!   read; the owner is then freed after the later of its own and the
+//!   view's last use. The split family's list may only be read by len,
+//!   is_empty, join, contains, interpolation or print, or iterated by a
+//!   `for` whose variable is only read (anything else could keep a piece).
+//!   A bound view of a var that is ever assigned still escapes (the update
+//!   would free the viewed block), as does a view stored, returned,
+//!   captured or used as a key: `explain` names where.
 //! - `match` on a value escapes it, even with only literal patterns.
 //! - `read_file` and `read_stdin` make fresh strings; `args()` does not
 //!   (the runtime may keep its list).

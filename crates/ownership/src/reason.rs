@@ -143,6 +143,13 @@ pub enum NotOwned {
     AssignedTo(LocalId),
     KeyInMap,
     DependsOnItself,
+    /// Viewed by `method` (into the name `view`), and the view escapes
+    /// (the offset given with this reason is where the view escapes).
+    ViewEscapes {
+        method: Method,
+        view: Option<LocalId>,
+        why: Box<NotOwned>,
+    },
 }
 
 /// Why a drop form frees what it frees (`emit drops` prints it beside
@@ -392,6 +399,18 @@ impl Cx<'_> {
             NotOwned::AssignedTo(y) => format!("is assigned to {}", self.local(f, *y)),
             NotOwned::KeyInMap => "is stored in a map as a key".into(),
             NotOwned::DependsOnItself => "depends on itself".into(),
+            NotOwned::ViewEscapes { method, view, why } => {
+                let why = self.not_owned(f, why, depth);
+                // "is stored ..." reads as "which is stored ...".
+                match view {
+                    Some(v) => format!(
+                        "is viewed by {} into {}, which {why}",
+                        method.name(),
+                        self.local(f, *v)
+                    ),
+                    None => format!("is viewed by {}, which {why}", method.name()),
+                }
+            }
         }
     }
 
