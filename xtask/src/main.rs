@@ -43,28 +43,55 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Builds the release `sspur` quietly; false (after saying why) on failure.
-fn build_release() -> bool {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = Command::new(cargo)
-        .current_dir(root())
-        .args(["build", "--quiet", "--release", "-p", "cli"])
-        .status();
-    match built {
-        Ok(s) => s.success(),
-        Err(e) => {
-            eprintln!("xtask: cannot run cargo: {e}");
-            false
-        }
-    }
+/// Cargo's target directory: `CARGO_TARGET_DIR` when set, else `target/`.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
 }
 
-/// Builds the release binary quietly, then runs `sspur run FLAGS REST`.
+/// Builds the release `sspur`, false (after saying why) on failure.
+/// Cargo's progress shows (a first build takes minutes), but not the lone
+/// `Finished` line of a build with nothing to do, so what a run prints on
+/// stderr stays the program's own.
+fn build_release() -> bool {
+    use std::io::{BufRead, BufReader, IsTerminal, Write};
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root())
+        .args(["build", "--release", "-p", "cli"])
+        .stderr(std::process::Stdio::piped());
+    if std::io::stderr().is_terminal() {
+        cmd.arg("--color=always");
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("xtask: cannot run cargo: {e}");
+            return false;
+        }
+    };
+    if let Some(progress) = child.stderr.take() {
+        let mut said_something = false;
+        for line in BufReader::new(progress).lines().map_while(Result::ok) {
+            let finished =
+                line.trim_start().starts_with("Finished") || line.contains("Finished\u{1b}");
+            if finished && !said_something {
+                continue;
+            }
+            said_something = true;
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }
+    child.wait().is_ok_and(|s| s.success())
+}
+
+/// Builds the release binary, then runs `sspur run FLAGS REST`.
 fn run_sspur(flags: &[&str], rest: &[String]) -> ExitCode {
     if !build_release() {
         return ExitCode::from(1);
     }
-    let exe = root().join("target/release/sspur");
+    let exe = target_dir().join("release/sspur");
     match Command::new(&exe)
         .arg("run")
         .args(flags)
@@ -131,7 +158,7 @@ fn bench(rest: &[String]) -> ExitCode {
     if !build_release() {
         return ExitCode::from(1);
     }
-    let exe = root().join("target/release/sspur");
+    let exe = target_dir().join("release/sspur");
     println!("{runs} alternating runs each, medians; wall time and peak RSS of the whole process");
     println!(
         "{:<28} {:>10} {:>12} {:>10} {:>12} {:>10} {:>12} {:>10} {:>12}",
@@ -413,13 +440,13 @@ fn suite(rest: &[String]) -> ExitCode {
         return ExitCode::from(1);
     }
     let bench = root().join("bench");
-    let out_dir = root().join("target/bench");
+    let out_dir = target_dir().join("bench");
     if let Err(e) = std::fs::create_dir_all(&out_dir) {
         eprintln!("xtask: cannot create {}: {e}", out_dir.display());
         return ExitCode::from(1);
     }
     let gpp = have("g++");
-    let sspur = root().join("target/release/sspur");
+    let sspur = target_dir().join("release/sspur");
     let mut rows = Vec::new();
     let mut stats_rows = Vec::new();
     for name in &programs {

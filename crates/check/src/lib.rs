@@ -7,7 +7,7 @@
 //! - [`check_source`]: parse, items and every body at once.
 //! - [`render_diagnostics`]: `path:line:col: error: message` plus a snippet.
 //!
-//! Decisions where LANGUAGE.md is silent:
+//! Decisions the language reference (docs/language.md) records:
 //! - `==`, `!=`, `<`... compare Int, F64, Bool and Str only; lists, tuples,
 //!   records, options and maps do not compare. `contains` and `unique` on
 //!   lists need such an element type too.

@@ -52,7 +52,8 @@ pub struct Options {
     pub site_names: HashMap<(FnId, ExprId), String>,
 }
 
-/// Stack of the program thread: what LANGUAGE.md promises plus slack.
+/// Stack of the program thread: what docs/language.md promises (a million
+/// nested calls) plus slack.
 const PROGRAM_STACK: usize = (1 << 30) + (64 << 20);
 
 /// Where `emit clif` pretends static data lives, so its output does not
