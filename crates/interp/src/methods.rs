@@ -1,4 +1,4 @@
-//! Every built-in method of LANGUAGE.md, with the block model's rules:
+//! Every built-in method (docs/language.md), with the block model's rules:
 //! fresh results get new blocks, views share their source's block, and
 //! `push`/`concat` follow the shared list growth policy.
 

@@ -1,5 +1,5 @@
-//! Showing values as interpolation and `print` do (LANGUAGE.md "Showing
-//! values"): strings bare at top level and `{:?}`-quoted inside containers,
+//! Showing values as interpolation and `print` do (docs/language.md,
+//! "Showing values"): strings bare at top level and `{:?}`-quoted inside containers,
 //! F64 as Rust's `{}` Display.
 
 use std::fmt::Write;

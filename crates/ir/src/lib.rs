@@ -267,7 +267,7 @@ impl Builtin {
     }
 }
 
-/// Every method of LANGUAGE.md, resolved by receiver type.
+/// Every method of the language (docs/language.md), by receiver type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Method {
     // List[T]

@@ -3,7 +3,7 @@
 //!
 //! Parsing never panics: every problem comes back as a [`Diagnostic`].
 //!
-//! Decisions where LANGUAGE.md is silent:
+//! Decisions the language reference (docs/language.md) records:
 //! - `;` is inserted at a newline after an identifier, literal, `_`, `)`,
 //!   `]`, `}`, `return`, `break` or `continue`, and at end of file, except
 //!   when the next token is `}`, `)`, `]`, `.` or `|`: a block written
