@@ -27,6 +27,7 @@
 //!   expressions 1024 levels deep.
 //! - `items.fns[i]` is the i-th `fn` item in source order (duplicates are
 //!   reported but kept), likewise `items.types`.
+#![forbid(unsafe_code)]
 
 mod body;
 mod exhaustive;

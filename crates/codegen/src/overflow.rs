@@ -22,6 +22,10 @@ static STACK_HI: AtomicUsize = AtomicUsize::new(0);
 /// (the guard page, and frames that skipped a little past it).
 const GUARD_SLACK: usize = 1 << 20;
 const ALT_STACK: usize = 1 << 20;
+/// How many bytes of stack a handler scans at most.
+const SCAN_LIMIT: usize = 1 << 20;
+/// General registers of a faulting context (at most).
+const MAX_REGS: usize = 32;
 
 /// Installs the handler for the calling (program) thread.
 pub fn install(ranges: Vec<(usize, usize, String)>, fallback: String) {
@@ -116,10 +120,21 @@ fn locate(table: &Table, pc: usize, sp: usize) -> &str {
     if let Some(l) = table.ranges.iter().find(|(s, e, _)| pc >= *s && pc < *e) {
         return &l.2;
     }
-    let hi = STACK_HI.load(Ordering::Relaxed);
-    let mut a = sp & !7;
-    let end = hi.min(a.saturating_add(1 << 20));
+    let (lo, hi) = (
+        STACK_LO.load(Ordering::Relaxed),
+        STACK_HI.load(Ordering::Relaxed),
+    );
+    // Only words of the program thread's mapped stack, at most SCAN_LIMIT
+    // bytes of them: `sp` may be any value in runtime code, and a read
+    // outside the stack would fault again inside the handler.
+    if lo == 0 || sp >= hi {
+        return &table.fallback;
+    }
+    let mut a = sp.max(lo) & !7;
+    let end = hi.min(a.saturating_add(SCAN_LIMIT));
     while a + 8 <= end {
+        // SAFETY: `lo <= a < a + 8 <= hi`: a word of the thread's stack,
+        // which is mapped (the guard page lies below `lo`).
         let w = unsafe { *(a as *const usize) };
         if let Some(l) = find(w) {
             return l;
@@ -162,16 +177,16 @@ fn pc_sp(_ctx: *mut libc::c_void) -> (usize, usize) {
 
 /// The general registers of the faulting context (check-mode reports).
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn gp_regs(ctx: *mut libc::c_void) -> Vec<usize> {
+fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
     let uc = ctx as *const libc::ucontext_t;
-    unsafe {
-        (*uc)
-            .uc_mcontext
-            .gregs
-            .iter()
-            .map(|r| *r as usize)
-            .collect()
+    let mut out = [0; MAX_REGS];
+    // SAFETY: the kernel's ucontext of the signal being handled.
+    let g = unsafe { &(*uc).uc_mcontext.gregs };
+    let n = g.len().min(MAX_REGS);
+    for (o, r) in out.iter_mut().zip(g.iter()) {
+        *o = *r as usize;
     }
+    (out, n)
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -181,9 +196,16 @@ fn stack_pointer(ctx: *mut libc::c_void) -> usize {
 }
 
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-fn gp_regs(ctx: *mut libc::c_void) -> Vec<usize> {
+fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
     let uc = ctx as *const libc::ucontext_t;
-    unsafe { (*uc).uc_mcontext.regs.iter().map(|r| *r as usize).collect() }
+    let mut out = [0; MAX_REGS];
+    // SAFETY: the kernel's ucontext of the signal being handled.
+    let g = unsafe { &(*uc).uc_mcontext.regs };
+    let n = g.len().min(MAX_REGS);
+    for (o, r) in out.iter_mut().zip(g.iter()) {
+        *o = *r as usize;
+    }
+    (out, n)
 }
 
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
@@ -196,8 +218,8 @@ fn stack_pointer(ctx: *mut libc::c_void) -> usize {
     all(target_os = "linux", target_arch = "x86_64"),
     all(target_os = "linux", target_arch = "aarch64")
 )))]
-fn gp_regs(_ctx: *mut libc::c_void) -> Vec<usize> {
-    Vec::new()
+fn gp_regs(_ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
+    ([0; MAX_REGS], 0)
 }
 
 #[cfg(not(any(
@@ -208,31 +230,43 @@ fn stack_pointer(_ctx: *mut libc::c_void) -> usize {
     0
 }
 
+/// The SIGSEGV/SIGBUS handler, on the alternate stack. Async-signal-safe
+/// up to its first write: it allocates and formats nothing before
+/// `rt::trap_from_signal` (or check mode's report) writes the message with
+/// bare write(2) calls; its stack scans are bounded (`locate`).
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: the kernel's siginfo of the signal being handled.
     let addr = unsafe { (*info).si_addr() } as usize;
     let lo = STACK_LO.load(Ordering::Relaxed);
     let table = TABLE.load(Ordering::SeqCst);
+    // SAFETY: a table installed by `install` is never freed while its
+    // program runs (only the next install replaces it).
+    let table = unsafe { table.as_ref() };
     let in_guard = lo != 0 && addr < lo + 4096 && addr + GUARD_SLACK >= lo;
-    if in_guard && !table.is_null() {
+    if let Some(table) = table {
         let (pc, sp) = pc_sp(ctx);
-        let loc = locate(unsafe { &*table }, pc, sp);
-        let msg = b"stack overflow";
-        rt::sspur_trap(msg.as_ptr(), msg.len(), loc.as_ptr(), loc.len());
-    }
-    if !table.is_null() {
+        let loc = locate(table, pc, sp);
+        if in_guard {
+            rt::trap_from_signal(b"stack overflow", loc.as_bytes());
+        }
         // Check mode turns a use of a freed block into a report.
-        let (pc, sp) = pc_sp(ctx);
-        let loc = locate(unsafe { &*table }, pc, sp);
-        let regs = gp_regs(ctx);
+        let (regs, n) = gp_regs(ctx);
         let stack_sp = stack_pointer(ctx);
         let hi = STACK_HI.load(Ordering::Relaxed);
-        let stack = (stack_sp & !7..hi.min(stack_sp.saturating_add(1 << 20)))
+        let start = stack_sp.max(lo) & !7;
+        let stack = (start..hi.min(start.saturating_add(SCAN_LIMIT)))
             .step_by(8)
-            .filter(|_| stack_sp != 0 && stack_sp < hi)
+            .filter(|_| stack_sp != 0 && lo != 0 && stack_sp < hi)
+            // SAFETY: `lo <= a < hi`: a mapped word of the thread's stack.
             .map(|a| unsafe { *(a as *const usize) });
-        rt::check_fault_report("a memory fault", loc, &mut regs.into_iter().chain(stack));
+        rt::check_fault_report(
+            "a memory fault",
+            loc,
+            &mut regs[..n].iter().copied().chain(stack),
+        );
     }
     // Not ours: restore the default action and let the fault happen again.
+    // SAFETY: resetting a signal's disposition has no preconditions.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
     }

@@ -15,26 +15,145 @@ pub enum Ret {
 /// (name, address, parameter count, result shape).
 pub type RtFn = (&'static str, *const u8, usize, Ret);
 
+/// A parameter type of a runtime function: one 64-bit word.
+pub trait Word {}
+impl Word for u64 {}
+impl Word for i64 {}
+impl Word for u32 {}
+impl Word for usize {}
+impl<T> Word for *mut T {}
+impl<T> Word for *const T {}
+
+/// A result type of a runtime function and its shape.
+pub trait Shape {
+    const RET: Ret;
+}
+impl Shape for () {
+    const RET: Ret = Ret::None;
+}
+impl Shape for u64 {
+    const RET: Ret = Ret::One;
+}
+impl Shape for i64 {
+    const RET: Ret = Ret::One;
+}
+impl<T> Shape for *mut T {
+    const RET: Ret = Ret::One;
+}
+impl<T> Shape for *const T {
+    const RET: Ret = Ret::One;
+}
+impl Shape for rt::helpers::Pair {
+    const RET: Ret = Ret::Pair;
+}
+
+/// One typed entry per arity: the function item coerces to a typed
+/// `unsafe extern "C" fn` pointer (safe functions too), so the table's
+/// parameter count must be the function's and every parameter a word; the
+/// shape comes from the result type. `!` results (traps) return nothing.
+macro_rules! typed_entries {
+    ($( $n:literal $name:ident $never:ident ($($a:ident),*); )*) => {$(
+        #[allow(non_snake_case)]
+        fn $name<$($a: Word,)* R: Shape>(f: unsafe extern "C" fn($($a),*) -> R) -> (*const u8, usize, Ret) {
+            (f as *const u8, $n, R::RET)
+        }
+        #[allow(non_snake_case, dead_code)]
+        fn $never<$($a: Word),*>(f: unsafe extern "C" fn($($a),*) -> !) -> (*const u8, usize, Ret) {
+            (f as *const u8, $n, Ret::None)
+        }
+    )*};
+}
+
+typed_entries! {
+    0 arity0 never0 ();
+    1 arity1 never1 (A);
+    2 arity2 never2 (A, B);
+    3 arity3 never3 (A, B, C);
+    4 arity4 never4 (A, B, C, D);
+    5 arity5 never5 (A, B, C, D, E);
+    6 arity6 never6 (A, B, C, D, E, F);
+    7 arity7 never7 (A, B, C, D, E, F, G);
+}
+
+/// The typed entry of `$path` with `$params` parameters.
+macro_rules! typed {
+    (0, Never, $p:expr) => {
+        never0($p)
+    };
+    (1, Never, $p:expr) => {
+        never1($p)
+    };
+    (2, Never, $p:expr) => {
+        never2($p)
+    };
+    (3, Never, $p:expr) => {
+        never3($p)
+    };
+    (4, Never, $p:expr) => {
+        never4($p)
+    };
+    (0, $r:ident, $p:expr) => {
+        arity0($p)
+    };
+    (1, $r:ident, $p:expr) => {
+        arity1($p)
+    };
+    (2, $r:ident, $p:expr) => {
+        arity2($p)
+    };
+    (3, $r:ident, $p:expr) => {
+        arity3($p)
+    };
+    (4, $r:ident, $p:expr) => {
+        arity4($p)
+    };
+    (5, $r:ident, $p:expr) => {
+        arity5($p)
+    };
+    (6, $r:ident, $p:expr) => {
+        arity6($p)
+    };
+    (7, $r:ident, $p:expr) => {
+        arity7($p)
+    };
+}
+
+/// The declared shape (`Never` returns nothing).
+macro_rules! declared {
+    (Never) => {
+        Ret::None
+    };
+    ($r:ident) => {
+        Ret::$r
+    };
+}
+
 macro_rules! rt_fns {
-    ($( $name:ident = $path:expr, $params:expr, $ret:ident; )*) => {
+    ($( $name:ident = $path:expr, $params:tt, $ret:ident; )*) => {
         /// Runtime functions by symbol name.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
         pub enum F { $( $name, )* }
 
-        /// Every runtime function the JIT may link against.
+        /// Every runtime function the JIT may link against, from typed
+        /// function pointers: a declared shape that disagrees with the
+        /// function's result type panics here (and in the unit test).
         pub fn all() -> Vec<(F, RtFn)> {
-            vec![$( (F::$name, (stringify!($name), $path as *const u8, $params, Ret::$ret)), )*]
+            vec![$({
+                let (addr, params, ret) = typed!($params, $ret, $path);
+                assert_eq!(ret, declared!($ret), "the result of {}", stringify!($name));
+                (F::$name, (stringify!($name), addr, params, ret))
+            }, )*]
         }
     };
 }
 
 rt_fns! {
     sspur_alloc_block = rt::helpers::sspur_alloc_block, 3, One;
-    sspur_trap_msg = rt::helpers::sspur_trap_msg, 4, None;
-    sspur_trap_index = rt::helpers::sspur_trap_index, 4, None;
-    sspur_trap_count = rt::helpers::sspur_trap_count, 3, None;
-    sspur_trap_key = rt::helpers::sspur_trap_key, 4, None;
+    sspur_trap_msg = rt::helpers::sspur_trap_msg, 4, Never;
+    sspur_trap_index = rt::helpers::sspur_trap_index, 4, Never;
+    sspur_trap_count = rt::helpers::sspur_trap_count, 3, Never;
+    sspur_trap_key = rt::helpers::sspur_trap_key, 4, Never;
     sspur_f64_rem = rt::helpers::sspur_f64_rem, 2, One;
     sspur_range = rt::helpers::sspur_range, 3, Pair;
     sspur_drop = list::sspur_drop, 3, None;
@@ -93,4 +212,14 @@ rt_fns! {
     sspur_args = text::sspur_args, 1, Pair;
     sspur_read_file = text::sspur_read_file, 5, Pair;
     sspur_read_stdin = text::sspur_read_stdin, 3, Pair;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_entry_has_its_declared_shape() {
+        let all = super::all();
+        assert!(all.len() > 50);
+        assert!(all.iter().all(|(_, (_, addr, _, _))| !addr.is_null()));
+    }
 }

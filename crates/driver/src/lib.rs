@@ -9,6 +9,7 @@
 //! `lower_fn` reads only its function's relative AST and the item tree, so
 //! editing one function's body leaves every other function's lowered body
 //! unrecomputed (tested in `tests/incremental.rs`).
+#![forbid(unsafe_code)]
 
 mod rebase;
 

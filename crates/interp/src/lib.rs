@@ -9,6 +9,7 @@
 //! (`oracle`). The program runs on its own thread with a very large stack,
 //! so deep recursion works and ends in the trap `stack overflow` instead of
 //! a crash.
+#![forbid(unsafe_code)]
 
 mod eval;
 mod limit;

@@ -26,6 +26,7 @@
 //! any other way have capacity equal to their length; `[]` allocates
 //! nothing. Both backends follow this rule so that "free the old buffer
 //! when it moved" frees the same blocks in both.
+#![forbid(unsafe_code)]
 
 pub mod methods;
 pub mod pretty;

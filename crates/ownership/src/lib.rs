@@ -51,6 +51,7 @@
 //! - `x := x.push(..)` keeps exactly that shape (temporaries of its
 //!   arguments are bound around the statement) so both backends can tell
 //!   whether the buffer moved.
+#![forbid(unsafe_code)]
 
 mod decide;
 pub mod reason;

@@ -55,7 +55,7 @@ fn churn_rt(sizes: &[usize], order: Option<Order>) {
     for (i, &s) in sizes.iter().enumerate() {
         let slot = i % 64;
         if !window[slot].is_null() {
-            rt::sspur_free(window[slot], 0);
+            unsafe { rt::sspur_free(window[slot], 0) };
         }
         let p = match order {
             Some(o) => rt::alloc_with_order(s, 0, o),
@@ -66,7 +66,7 @@ fn churn_rt(sizes: &[usize], order: Option<Order>) {
     }
     for p in window {
         if !p.is_null() {
-            rt::sspur_free(p, 0);
+            unsafe { rt::sspur_free(p, 0) };
         }
     }
 }

@@ -1,13 +1,14 @@
 //! The C-ABI entry points compiled code calls (registered with the JIT by
 //! address). All run on the program thread; none is reentrant.
 //!
-//! The signatures are a fixed contract with the backend: they are safe
-//! `extern "C"` functions whose pointer arguments must be valid for the given
-//! lengths, which compiled code guarantees.
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
+//! The signatures are a fixed contract with the backend. Every entry point
+//! that dereferences a pointer argument is an `unsafe extern "C"` function
+//! whose `# Safety` section says what compiled code guarantees; the others
+//! take only numbers.
 
 use crate::config::MemMode;
-use crate::state::{rt, Rt};
+use crate::out::{bytes, finish, flush, write_fd, write_stderr_raw, STDOUT_BUFFER};
+use crate::state::rt;
 
 /// Reads the SSPUR_* settings once (exits with a clear message on a bad value) and records the calling thread's stack base for the collector. Call on the thread that runs the program, before its first allocation. Idempotent.
 #[no_mangle]
@@ -22,8 +23,11 @@ pub extern "C" fn sspur_alloc(size: usize, kind: u32, site: u32) -> *mut u8 {
 }
 
 /// Frees the block containing `ptr` (interior pointers allowed). A pointer outside the heap (static data) is ignored. No-op under SSPUR_MEM=gc. Counted as "freed at last use" in the statistics. `site` = the drop's site id for check-mode reports.
+///
+/// # Safety
+/// Nothing may use the block holding `ptr` afterwards (the caller owned it).
 #[no_mangle]
-pub extern "C" fn sspur_free(ptr: *mut u8, site: u32) {
+pub unsafe extern "C" fn sspur_free(ptr: *mut u8, site: u32) {
     rt().free(ptr as usize, site, true);
 }
 
@@ -31,13 +35,18 @@ pub extern "C" fn sspur_free(ptr: *mut u8, site: u32) {
 ///
 /// A list with `len == 0` has no buffer (zero-length lists never occupy a
 /// block), so nothing is freed or counted.
+///
+/// # Safety
+/// `elems` must point at `len` string elements of a list the caller owns
+/// with its strings; none of them is used afterwards.
 #[no_mangle]
-pub extern "C" fn sspur_free_strs(elems: *mut u8, len: usize, site: u32) {
+pub unsafe extern "C" fn sspur_free_strs(elems: *mut u8, len: usize, site: u32) {
     let rt = rt();
     if len == 0 || rt.mode == MemMode::Gc {
         return;
     }
     for i in 0..len {
+        // SAFETY: element `i < len` of the list, two words (the contract).
         let (p, n) = unsafe {
             let e = elems.add(i * 16) as *const usize;
             (*e, *e.add(1))
@@ -60,16 +69,26 @@ pub extern "C" fn sspur_collect() {
 }
 
 /// Flushes stdout, prints "trap: {msg} at {loc}\n" to stderr (loc = "path:line:col"; if loc_len == 0 prints "trap: {msg}\n"), prints the exit reports, exits with code 101.
+///
+/// # Safety
+/// `(msg, msg_len)` and `(loc, loc_len)` must be readable byte strings.
 #[no_mangle]
-pub extern "C" fn sspur_trap(msg: *const u8, msg_len: usize, loc: *const u8, loc_len: usize) -> ! {
+pub unsafe extern "C" fn sspur_trap(
+    msg: *const u8,
+    msg_len: usize,
+    loc: *const u8,
+    loc_len: usize,
+) -> ! {
     let rt = rt();
     flush(rt);
+    // SAFETY: a readable byte string (the contract).
     let msg = unsafe { bytes(msg, msg_len) };
     let mut line = Vec::with_capacity(msg_len + loc_len + 12);
     line.extend_from_slice(b"trap: ");
     line.extend_from_slice(msg);
     if loc_len > 0 {
         line.extend_from_slice(b" at ");
+        // SAFETY: a readable byte string (the contract).
         line.extend_from_slice(unsafe { bytes(loc, loc_len) });
     }
     line.push(b'\n');
@@ -79,9 +98,13 @@ pub extern "C" fn sspur_trap(msg: *const u8, msg_len: usize, loc: *const u8, loc
 }
 
 /// Buffered stdout (flushed at finish and before a trap); stderr is written directly.
+///
+/// # Safety
+/// `(p, len)` must be a readable byte string.
 #[no_mangle]
-pub extern "C" fn sspur_write_stdout(p: *const u8, len: usize) {
+pub unsafe extern "C" fn sspur_write_stdout(p: *const u8, len: usize) {
     let rt = rt();
+    // SAFETY: a readable byte string (the contract).
     let data = unsafe { bytes(p, len) };
     if rt.stdout.len() + data.len() > STDOUT_BUFFER {
         flush(rt);
@@ -97,8 +120,12 @@ pub extern "C" fn sspur_write_stdout(p: *const u8, len: usize) {
 }
 
 /// Writes to stderr at once (after nothing: stdout stays buffered).
+///
+/// # Safety
+/// `(p, len)` must be a readable byte string.
 #[no_mangle]
-pub extern "C" fn sspur_write_stderr(p: *const u8, len: usize) {
+pub unsafe extern "C" fn sspur_write_stderr(p: *const u8, len: usize) {
+    // SAFETY: a readable byte string (the contract).
     write_stderr_raw(unsafe { bytes(p, len) });
 }
 
@@ -114,54 +141,6 @@ pub extern "C" fn sspur_rt_finish() {
     finish(rt());
 }
 
-const STDOUT_BUFFER: usize = 64 << 10;
-
-unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
-    if len == 0 || p.is_null() {
-        &[]
-    } else {
-        std::slice::from_raw_parts(p, len)
-    }
-}
-
-fn flush(rt: &mut Rt) {
-    if !rt.stdout.is_empty() {
-        write_fd(1, &rt.stdout);
-        rt.stdout.clear();
-    }
-}
-
-fn finish(rt: &mut Rt) {
-    flush(rt);
-    if rt.finished {
-        return;
-    }
-    rt.finished = true;
-    let report = crate::stats::exit_report(rt);
-    if !report.is_empty() {
-        write_stderr_raw(report.as_bytes());
-    }
-}
-
-pub(crate) fn write_stderr_raw(data: &[u8]) {
-    write_fd(2, data);
-}
-
-/// Writes all of `data`, retrying on EINTR; gives up silently on other
-/// errors (a closed pipe must not turn into a crash of the runtime).
-fn write_fd(fd: i32, mut data: &[u8]) {
-    while !data.is_empty() {
-        let n = unsafe { libc::write(fd, data.as_ptr() as *const libc::c_void, data.len()) };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return;
-        }
-        data = &data[n as usize..];
-    }
-}
-
 /// Check mode, called by a memory-fault handler: a freed block's 0xA5
 /// fill read as a pointer faults before any collection can report it, so
 /// the fault (`how`) is reported here, naming each quarantined block
@@ -173,7 +152,18 @@ pub fn check_fault_report(how: &str, loc: &str, words: &mut dyn Iterator<Item = 
     if rt.mode != MemMode::Check {
         return;
     }
-    let mut found: Vec<usize> = Vec::new();
+    // The first line goes out with bare writes, before any formatting.
+    for part in [
+        &b"sspur check: use of a freed block in "[..],
+        loc.as_bytes(),
+        b": ",
+        how.as_bytes(),
+        b" (a freed block's 0xA5 fill was read as a pointer)\n",
+    ] {
+        write_stderr_raw(part);
+    }
+    let mut found = [0usize; 8];
+    let mut n = 0;
     for w in words {
         let id = rt.heap.map_get(w);
         if id == 0 {
@@ -183,31 +173,48 @@ pub fn check_fault_report(how: &str, loc: &str, words: &mut dyn Iterator<Item = 
         let i = page.index_of(w);
         if i < page.nblocks && crate::heap::Page::bit(&page.quarantine, i) {
             let base = page.block_addr(i);
-            if !found.contains(&base) && found.len() < 8 {
-                found.push(base);
+            if !found[..n].contains(&base) && n < found.len() {
+                found[n] = base;
+                n += 1;
             }
         }
     }
-    let mut msg = format!(
-        "sspur check: use of a freed block in {loc}: {how} (a freed block's 0xA5 fill was read as a pointer)"
-    );
-    for base in found {
+    let mut msg = String::new();
+    for &base in &found[..n] {
         let id = rt.heap.map_get(base) as usize - 1;
         let page = &rt.heap.pages[id];
         let i = page.index_of(base);
         msg.push_str(&format!(
-            "\nsspur check: a freed {}-byte block is still in use: allocated at {}, freed at {}",
+            "sspur check: a freed {}-byte block is still in use: allocated at {}, freed at {}\n",
             page.block_size,
             rt.site_name(page.sites.get(i).copied().unwrap_or(0)),
             rt.site_name(rt.free_sites.get(&base).copied().unwrap_or(0)),
         ));
     }
-    abort_with(rt, &msg)
+    flush(rt);
+    write_stderr_raw(msg.as_bytes());
+    std::process::abort()
 }
 
-/// Check mode's fatal error: flush, print, abort.
-pub(crate) fn abort_with(rt: &mut Rt, msg: &str) -> ! {
+/// The trap of a fatal signal (the `stack overflow` trap), for a signal
+/// handler on the program thread: `trap: MSG at LOC` goes to stderr with
+/// bare write(2) calls before anything else (nothing allocated or
+/// formatted first); then stdout's buffer is written out, the exit reports
+/// are printed when they were asked for (that formats, so it is the last
+/// thing tried), and the process ends with `_exit(101)`.
+pub fn trap_from_signal(msg: &[u8], loc: &[u8]) -> ! {
+    write_fd(2, b"trap: ");
+    write_fd(2, msg);
+    if !loc.is_empty() {
+        write_fd(2, b" at ");
+        write_fd(2, loc);
+    }
+    write_fd(2, b"\n");
+    let rt = crate::state::rt_unchecked();
     flush(rt);
-    write_stderr_raw(format!("{msg}\n").as_bytes());
-    std::process::abort()
+    if rt.settings.gc_stats != crate::config::StatsMode::Off || rt.settings.alloc_report {
+        finish(rt);
+    }
+    // SAFETY: _exit has no preconditions; it runs no atexit handler.
+    unsafe { libc::_exit(101) }
 }

@@ -38,6 +38,7 @@ pub fn stack_base() -> usize {
 /// are spilled here and marked explicitly.
 #[inline(never)]
 pub fn collect(rt: &mut Rt) {
+    rt.check_owner();
     if rt.stack_base == 0 || rt.in_gc {
         return;
     }
@@ -258,7 +259,7 @@ fn audit(rt: &mut Rt, reachable: &mut Vec<usize>) {
         }
     }
     for m in msgs {
-        crate::abi::write_stderr_raw(format!("{m}\n").as_bytes());
+        crate::out::write_stderr_raw(format!("{m}\n").as_bytes());
         rt.reports.push(m);
     }
 }

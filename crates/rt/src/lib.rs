@@ -4,11 +4,18 @@
 //! Compiled code calls the `extern "C"` functions of [`abi`]; the helpers in
 //! [`helpers`] and the runtime's own code use the Rust API below. See
 //! docs/runtime.md for the heap layout, the collector and the modes.
+//!
+//! Safety contract: every function that dereferences a pointer it is given
+//! is `unsafe` and says what its caller guarantees; every `unsafe` block
+//! says why that holds (`// SAFETY:`); the global state belongs to the
+//! thread that initialised it (checked on the slow paths).
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
 pub mod config;
 mod gc;
 pub mod heap;
+mod out;
 mod state;
 pub mod stats;
 pub mod tier;
@@ -43,7 +50,10 @@ pub fn alloc_temp(size: usize, kind: u32) -> *mut u8 {
 /// Frees a runtime temporary: a real free, but not counted as "freed at
 /// last use". A no-op under SSPUR_MEM=gc, like every free; quarantined
 /// under SSPUR_MEM=check.
-pub fn free_temp(ptr: *mut u8) {
+///
+/// # Safety
+/// Nothing may use the block holding `ptr` afterwards.
+pub unsafe fn free_temp(ptr: *mut u8) {
     rt().free(ptr as usize, 0, false);
 }
 
@@ -54,8 +64,11 @@ pub fn set_site_names(names: Vec<String>) {
 }
 
 /// Registers a word the collector must scan as a root (a global holding a
-/// program pointer). The word must stay valid for the rest of the run.
-pub fn add_root(ptr: *const usize) {
+/// program pointer).
+///
+/// # Safety
+/// The word must stay readable for the rest of the run.
+pub unsafe fn add_root(ptr: *const usize) {
     rt().roots.push(ptr);
 }
 
@@ -90,11 +103,15 @@ pub fn exit_report() -> String {
 }
 
 /// Returns all heap memory to the OS and forgets every setting, root and
-/// counter, so the next call starts a new runtime. Only for tests: every
-/// pointer into the old heap dangles afterwards.
+/// counter, so the next call starts a new runtime. Only for tests.
+///
+/// # Safety
+/// Every pointer into the old heap dangles afterwards: none may be used.
 #[doc(hidden)]
-pub fn reset_for_tests() {
-    rt().reset();
+pub unsafe fn reset_for_tests() {
+    // The next test may run on another thread: the new runtime belongs to
+    // whichever thread initialises it.
+    state::rt_unchecked().reset();
 }
 
 /// Allocation through one explicit fast-path order, for the benchmark that

@@ -62,10 +62,14 @@ pub struct Rt {
     pub reports: Vec<String>,
     pub stdout: Vec<u8>,
     pub in_gc: bool,
+    /// The thread that initialised the runtime (`pthread_self`), 0 before.
+    pub owner: usize,
 }
 
 struct Global(UnsafeCell<Rt>);
-// SAFETY: the runtime is single-threaded by contract (one program thread).
+// SAFETY: the runtime is single-threaded by contract: only the thread that
+// initialised it (`Rt::owner`) touches it, which the slow paths check (and,
+// in debug builds, every access).
 unsafe impl Sync for Global {}
 
 static RT: Global = Global(UnsafeCell::new(Rt::new()));
@@ -75,7 +79,26 @@ static RT: Global = Global(UnsafeCell::new(Rt::new()));
 #[inline(always)]
 #[allow(clippy::mut_from_ref)]
 pub fn rt() -> &'static mut Rt {
+    let rt = rt_unchecked();
+    #[cfg(debug_assertions)]
+    rt.check_owner();
+    rt
+}
+
+/// The runtime state without the debug build's owner check (tests that hand
+/// the runtime from thread to thread under a lock).
+#[inline(always)]
+pub(crate) fn rt_unchecked() -> &'static mut Rt {
+    // SAFETY: only the owner thread reaches the state (checked on the slow
+    // paths), and it never holds two of these references at once (above).
     unsafe { &mut *RT.0.get() }
+}
+
+/// The calling thread's id, as recorded in `Rt::owner`.
+#[inline(always)]
+pub(crate) fn current_thread() -> usize {
+    // SAFETY: pthread_self has no preconditions.
+    (unsafe { libc::pthread_self() }) as usize
 }
 
 impl Rt {
@@ -109,6 +132,7 @@ impl Rt {
             reports: Vec::new(),
             stdout: Vec::new(),
             in_gc: false,
+            owner: 0,
         }
     }
 
@@ -116,9 +140,11 @@ impl Rt {
     /// first call counts: settings never change after the first allocation.
     pub fn init(&mut self, settings: Settings) {
         if self.initialized {
+            self.check_owner();
             return;
         }
         self.initialized = true;
+        self.owner = current_thread();
         self.counting = settings.counting();
         self.mode = settings.mem;
         self.heap.track_sites = settings.track_sites();
@@ -131,6 +157,7 @@ impl Rt {
 
     pub fn init_from_env(&mut self) {
         if self.initialized {
+            self.check_owner();
             return;
         }
         match Settings::from_env() {
@@ -139,6 +166,17 @@ impl Rt {
                 eprintln!("sspur: {msg}");
                 std::process::exit(2);
             }
+        }
+    }
+
+    /// Aborts when the calling thread is not the one that initialised the
+    /// runtime: the state is a plain global, and a second thread would race
+    /// the first on every allocation. Called on the slow paths (and, in
+    /// debug builds, on every access); a no-op before initialisation.
+    #[inline]
+    pub fn check_owner(&self) {
+        if self.owner != 0 && self.owner != current_thread() {
+            wrong_thread();
         }
     }
 
@@ -161,6 +199,7 @@ impl Rt {
     /// collect if pacing asked, and try again once.
     #[inline(never)]
     fn alloc_retry(&mut self, size: usize, kind: usize) -> *mut u8 {
+        self.check_owner();
         if !self.initialized {
             self.init_from_env();
             if self.counting {
@@ -185,6 +224,7 @@ impl Rt {
         if !self.initialized {
             self.init_from_env();
         }
+        self.check_owner();
         let c = &mut self.counters;
         c.attempts += 1;
         if c.attempts == self.settings.fail_alloc_at {
@@ -242,6 +282,7 @@ impl Rt {
 
     #[inline(never)]
     fn free_special(&mut self, ptr: usize, site: u32, last_use: bool) {
+        self.check_owner();
         if self.mode == MemMode::Gc {
             return;
         }
@@ -300,7 +341,7 @@ impl Rt {
                 self.site_name(first),
                 self.site_name(site)
             );
-            crate::abi::abort_with(self, &msg);
+            crate::out::abort_with(self, &msg);
         }
         self.heap.lookup(ptr)
     }
@@ -341,4 +382,13 @@ impl Default for Rt {
     fn default() -> Self {
         Rt::new()
     }
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_thread() -> ! {
+    crate::out::write_stderr_raw(
+        b"sspur: the runtime was used from a thread other than the one that initialised it\n",
+    );
+    std::process::abort()
 }

@@ -30,9 +30,9 @@ fn double_free_child() {
     ]);
     let p = rt::sspur_alloc(40, 0, 1);
     let msg = b"before the abort\n";
-    rt::sspur_write_stdout(msg.as_ptr(), msg.len());
-    rt::sspur_free(p, 2);
-    rt::sspur_free(unsafe { p.add(8) }, 3);
+    unsafe { rt::sspur_write_stdout(msg.as_ptr(), msg.len()) };
+    unsafe { rt::sspur_free(p, 2) };
+    unsafe { rt::sspur_free(p.add(8), 3) };
     unreachable!("the second free must abort");
 }
 
@@ -68,7 +68,7 @@ fn double_free_aborts_naming_both_sites() {
 fn freed_blocks_are_filled_and_never_reused() {
     let _g = fresh(check_mode());
     let p = alloc(64, 1);
-    rt::sspur_free(p, 0);
+    unsafe { rt::sspur_free(p, 0) };
     assert!(unsafe { std::slice::from_raw_parts(p, 64) }
         .iter()
         .all(|&b| b == 0xA5));
@@ -88,7 +88,7 @@ fn write_after_free_is_reported_at_the_next_collection() {
         "w.ssp:5:1 drop of s".into(),
     ]);
     let p = rt::sspur_alloc(100, 0, 1);
-    rt::sspur_free(p, 2);
+    unsafe { rt::sspur_free(p, 2) };
     unsafe { *p.add(30) = 0 };
     collect();
     assert_eq!(
@@ -104,14 +104,15 @@ fn write_after_free_is_reported_at_the_next_collection() {
 fn freed_block_still_reachable_is_reported() {
     let _g = fresh(check_mode());
     static mut HOLDER: usize = 0;
-    rt::add_root(&raw const HOLDER);
+    // SAFETY: a static, readable for the rest of the run.
+    unsafe { rt::add_root(&raw const HOLDER) };
     let holder = alloc(32, 1);
     let freed = rt::sspur_alloc(16, 0, 0);
     unsafe {
         *(holder as *mut usize) = freed as usize;
         HOLDER = holder as usize;
     }
-    rt::sspur_free(freed, 0);
+    unsafe { rt::sspur_free(freed, 0) };
     collect();
     assert_eq!(
         rt::check_reports(),
@@ -125,7 +126,8 @@ fn block_after_a_freed_one_is_not_an_unsound_free() {
     // block A before it: A is kept alive but its free is not reported.
     let _g = fresh(check_mode());
     static mut HOLDER: usize = 0;
-    rt::add_root(&raw const HOLDER);
+    // SAFETY: a static, readable for the rest of the run.
+    unsafe { rt::add_root(&raw const HOLDER) };
     let holder = alloc(32, 1);
     let a = rt::sspur_alloc(16, 0, 0);
     let b = rt::sspur_alloc(16, 0, 0);
@@ -134,7 +136,7 @@ fn block_after_a_freed_one_is_not_an_unsound_free() {
         *(holder as *mut usize) = b as usize;
         HOLDER = holder as usize;
     }
-    rt::sspur_free(a, 0);
+    unsafe { rt::sspur_free(a, 0) };
     collect();
     assert!(rt::check_reports().is_empty(), "{:?}", rt::check_reports());
 }
@@ -143,7 +145,7 @@ fn block_after_a_freed_one_is_not_an_unsound_free() {
 fn large_blocks_are_quarantined_too() {
     let _g = fresh(check_mode());
     let p = alloc(100_000, 0);
-    rt::sspur_free(p, 0);
+    unsafe { rt::sspur_free(p, 0) };
     assert_ne!(alloc(100_000, 0), p);
     unsafe { *p.add(99_000) = 1 };
     collect();

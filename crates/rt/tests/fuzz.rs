@@ -58,6 +58,8 @@ fn check_block(b: &Live) {
 fn walk(seed: u64, ops: usize, settings: Settings) {
     let _g = fresh(settings);
     let table = alloc(TABLE_SLOTS * 8, 1) as *mut usize;
+    // SAFETY: the single-threaded test owns ROOT, a static readable for
+    // the rest of the run.
     unsafe {
         ROOT = table as usize;
         rt::add_root(&raw const ROOT);
@@ -106,9 +108,9 @@ fn walk(seed: u64, ops: usize, settings: Settings) {
                 }
                 let interior = b.addr + rng.below(b.size as u64) as usize;
                 if rng.below(2) == 0 {
-                    rt::sspur_free(interior as *mut u8, 0);
+                    unsafe { rt::sspur_free(interior as *mut u8, 0) };
                 } else {
-                    rt::free_temp(interior as *mut u8);
+                    unsafe { rt::free_temp(interior as *mut u8) };
                 }
             }
             90..=98 if !live.is_empty() => {

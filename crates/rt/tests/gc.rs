@@ -143,7 +143,8 @@ fn registered_roots_are_scanned() {
 fn registered_roots_body() {
     let _g = fresh(Settings::DEFAULT);
     static mut GLOBAL: usize = 0;
-    rt::add_root(&raw const GLOBAL);
+    // SAFETY: a static, readable for the rest of the run.
+    unsafe { rt::add_root(&raw const GLOBAL) };
     let (table, blocks) = table_of_blocks(200);
     set_global(&raw mut GLOBAL, table);
     collect();
@@ -185,7 +186,8 @@ fn heap_words_at_a_block_start_keep_only_that_block() {
 fn neighbour_body() {
     let _g = fresh(Settings::DEFAULT);
     static mut TABLE: usize = 0;
-    rt::add_root(&raw const TABLE);
+    // SAFETY: a static, readable for the rest of the run.
+    unsafe { rt::add_root(&raw const TABLE) };
     let (table, garbage, live) = interleaved(200);
     set_global(&raw mut TABLE, table);
     collect();
@@ -319,7 +321,7 @@ fn stats_report_lines() {
 fn stats_report_lines_body() {
     let _g = fresh(counting());
     let p = alloc(100, 0);
-    rt::sspur_free(p, 0);
+    unsafe { rt::sspur_free(p, 0) };
     garbage(3, 16, 0);
     collect();
     let report = rt::exit_report();
@@ -350,7 +352,7 @@ fn sites_report_names_the_sites_left_for_the_collector() {
         rt::sspur_alloc(100, 0, 1);
     }
     let freed = rt::sspur_alloc(1000, 0, 2);
-    rt::sspur_free(freed, 9);
+    unsafe { rt::sspur_free(freed, 9) };
     rt::sspur_alloc(2000, 0, 2);
     let report = rt::exit_report();
     let tail: Vec<&str> = report

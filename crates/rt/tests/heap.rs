@@ -116,12 +116,12 @@ fn freed_block_is_next_out_of_its_class() {
     let size = 256;
     let blocks: Vec<*mut u8> = (0..PAGE_SIZE / size).map(|_| alloc(size, 0)).collect();
     let (a, b) = (blocks[3], blocks[10]);
-    rt::sspur_free(a, 0);
-    rt::sspur_free(unsafe { b.add(17) }, 0); // interior pointers free their block
+    unsafe { rt::sspur_free(a, 0) };
+    unsafe { rt::sspur_free(b.add(17), 0) }; // interior pointers free their block
     assert_eq!(alloc(size, 0), b);
     assert_eq!(alloc(size, 0), a);
     // Another class is unaffected.
-    rt::sspur_free(blocks[0], 0);
+    unsafe { rt::sspur_free(blocks[0], 0) };
     assert_ne!(alloc(64, 0), blocks[0]);
 }
 
@@ -139,7 +139,7 @@ fn pointer_blocks_are_zeroed_when_freed() {
         "fresh pointer block is zero"
     );
     unsafe { std::ptr::write_bytes(p, 0xFF, size) };
-    rt::sspur_free(p, 0);
+    unsafe { rt::sspur_free(p, 0) };
     let words = unsafe { std::slice::from_raw_parts(p as *const usize, size / 8) };
     assert!(
         words[1..].iter().all(|&w| w == 0),
@@ -157,7 +157,7 @@ fn pointer_blocks_are_zeroed_when_freed() {
     let d = alloc(size, 0);
     unsafe { std::ptr::write_bytes(d, 0x42, size) };
     let _fill: Vec<*mut u8> = (0..PAGE_SIZE / size).map(|_| alloc(size, 0)).collect();
-    rt::sspur_free(d, 0);
+    unsafe { rt::sspur_free(d, 0) };
     assert_eq!(unsafe { *d.add(size - 1) }, 0x42);
 }
 
@@ -166,14 +166,14 @@ fn large_block_cache() {
     let _g = fresh(counting());
     let a = alloc(100_000, 0); // two pages
     unsafe { *a = 9 };
-    rt::sspur_free(a, 0);
+    unsafe { rt::sspur_free(a, 0) };
     assert_eq!(rt::stats().large_cache_bytes, 2 * PAGE_SIZE);
     assert_eq!(rt::block_of(a), None, "a cached block is not allocated");
     // Same page count: served from the cache, same address, still mapped.
     let b = alloc(2 * PAGE_SIZE, 0);
     assert_eq!(b, a);
     assert_eq!(rt::stats().large_cache_bytes, 0);
-    rt::sspur_free(b, 0);
+    unsafe { rt::sspur_free(b, 0) };
     // A pointer request is never served from the cache (its block must be
     // zero); like any request the cache can't serve, it releases the cache.
     let p = alloc(100_000, 1);
@@ -182,7 +182,7 @@ fn large_block_cache() {
         .all(|&x| x == 0));
     assert_eq!(rt::stats().large_cache_bytes, 0);
     let d = alloc(100_000, 0);
-    rt::sspur_free(d, 0);
+    unsafe { rt::sspur_free(d, 0) };
     assert_eq!(rt::stats().large_cache_bytes, 2 * PAGE_SIZE);
     // A data request of another page count releases it too.
     let heap_before = rt::stats().heap_bytes;
@@ -194,13 +194,13 @@ fn large_block_cache() {
     );
     assert_eq!(rt::block_of(c), Some((c, 5 * PAGE_SIZE)));
     // Freed pointer large blocks are unmapped at once, not cached.
-    rt::sspur_free(p, 0);
+    unsafe { rt::sspur_free(p, 0) };
     assert_eq!(rt::stats().large_cache_bytes, 0);
     assert_eq!(rt::block_of(p), None);
     // The cache holds at most 64 MB.
     let big: Vec<*mut u8> = (0..3).map(|_| alloc(30 << 20, 0)).collect();
     for &p in &big {
-        rt::sspur_free(p, 0);
+        unsafe { rt::sspur_free(p, 0) };
     }
     assert!(rt::stats().large_cache_bytes <= rt::heap::LARGE_CACHE_LIMIT);
     assert_eq!(rt::stats().large_cache_bytes, 2 * (30 << 20));
@@ -210,8 +210,8 @@ fn large_block_cache() {
 fn free_ignores_foreign_pointers() {
     let _g = fresh(counting());
     static TEXT: &str = "static";
-    rt::sspur_free(TEXT.as_ptr() as *mut u8, 0);
-    rt::sspur_free(std::ptr::null_mut(), 0);
+    unsafe { rt::sspur_free(TEXT.as_ptr() as *mut u8, 0) };
+    unsafe { rt::sspur_free(std::ptr::null_mut(), 0) };
     assert_eq!(rt::stats().counters.freed_last_use_blocks, 0);
 }
 
@@ -234,7 +234,7 @@ fn free_strs_frees_elements_and_buffer() {
             *buf.add(2 * i + 1) = *n;
         }
     }
-    rt::sspur_free_strs(buf as *mut u8, 4, 0);
+    unsafe { rt::sspur_free_strs(buf as *mut u8, 4, 0) };
     let c = rt::stats().counters;
     assert_eq!(
         c.freed_last_use_blocks, 3,
@@ -242,11 +242,11 @@ fn free_strs_frees_elements_and_buffer() {
     );
     assert_eq!(c.freed_last_use_bytes, 16 + 48 + 64);
     // A zero-length list has no buffer: nothing freed.
-    rt::sspur_free_strs(alloc(16, 1), 0, 0);
+    unsafe { rt::sspur_free_strs(alloc(16, 1), 0, 0) };
     assert_eq!(rt::stats().counters.freed_last_use_blocks, 3);
     // Runtime temporaries are counted apart.
     let t = rt::alloc_temp(100, rt::DATA as u32);
-    rt::free_temp(t);
+    unsafe { rt::free_temp(t) };
     let c = rt::stats().counters;
     assert_eq!((c.freed_last_use_blocks, c.freed_internal_blocks), (3, 1));
     let report = rt::exit_report();
@@ -264,9 +264,9 @@ fn gc_mode_frees_nothing() {
     });
     assert_eq!(rt::mem_mode(), rt::MemMode::Gc);
     let p = alloc(64, 0);
-    rt::sspur_free(p, 0);
+    unsafe { rt::sspur_free(p, 0) };
     let t = rt::alloc_temp(64, 0);
-    rt::free_temp(t);
+    unsafe { rt::free_temp(t) };
     assert!(is_allocated(p as usize) && is_allocated(t as usize));
     assert_ne!(alloc(64, 0), p);
     assert_eq!(rt::stats().counters.freed_last_use_blocks, 0);
@@ -295,7 +295,7 @@ fn nth_allocation_fails_and_nothing_else_breaks() {
             .iter()
             .all(|b| b == fill));
     }
-    rt::sspur_free(kept[0].0, 0);
+    unsafe { rt::sspur_free(kept[0].0, 0) };
     collect();
     let s = rt::stats();
     assert_eq!(s.counters.attempts, 20);
@@ -312,7 +312,7 @@ fn alloc_report_lines() {
     });
     let p = alloc(10, 0);
     alloc(10, 0);
-    rt::sspur_free(p, 0);
+    unsafe { rt::sspur_free(p, 0) };
     assert_eq!(rt::exit_report(), "alloc attempts: 2\nlive blocks: 1\n");
 }
 
@@ -325,10 +325,10 @@ fn counters_untouched_when_nothing_reads_them() {
         ps.push(alloc(16 + i % 3000, (i % 2) as u32));
     }
     for p in ps {
-        rt::sspur_free(p, 0);
+        unsafe { rt::sspur_free(p, 0) };
     }
     let t = rt::alloc_temp(100, 0);
-    rt::free_temp(t);
+    unsafe { rt::free_temp(t) };
     let s = rt::stats();
     assert!(!s.counting);
     assert_eq!(s.counters, rt::Counters::default());

@@ -191,7 +191,7 @@ fn global_heap_uses_the_featured_tier() {
     let _g = common::fresh(rt::Settings::DEFAULT);
     for _ in 0..1000 {
         let p = rt::sspur_alloc(24, 0, 0);
-        rt::sspur_free(p, 0);
+        unsafe { rt::sspur_free(p, 0) };
     }
     let t = rt::stats().tier;
     if cfg!(feature = "stats-basic") {
@@ -266,7 +266,7 @@ fn derived_counts_survive_collections() {
     for i in 0..n {
         let p = rt::sspur_alloc(16 + (i as usize % 300), (i % 2) as u32, 0);
         if i % 3 == 0 {
-            rt::sspur_free(p, 0);
+            unsafe { rt::sspur_free(p, 0) };
         }
     }
     common::collect();

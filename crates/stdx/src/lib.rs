@@ -1,5 +1,6 @@
 //! Small helpers shared by the compiler crates (after rust-analyzer's
 //! `stdx`): nothing here knows about Sspur.
+#![forbid(unsafe_code)]
 
 use std::sync::Mutex;
 

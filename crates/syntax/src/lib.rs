@@ -25,6 +25,7 @@
 //! - Nesting deeper than [`MAX_BRACKET_DEPTH`] brackets, or an AST deeper
 //!   than [`MAX_TREE_DEPTH`] nodes, is the error `nesting too deep`.
 //! - At most one syntax error is reported per top-level item.
+#![forbid(unsafe_code)]
 
 pub mod ast;
 pub mod dump;

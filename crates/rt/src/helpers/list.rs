@@ -65,7 +65,8 @@ pub unsafe extern "C" fn sspur_list_finish(p: u64, len: u64) -> u64 {
         return 0;
     }
     if len == 0 {
-        mem::free_temp(mem::block_of(p as *const u8));
+        // SAFETY: a fresh buffer nothing else holds (the contract), empty.
+        unsafe { mem::free_temp(mem::block_of(p as *const u8)) };
         return 0;
     }
     unsafe { sspur_list_seal(p, len) };
@@ -241,7 +242,8 @@ pub unsafe extern "C" fn sspur_list_sort_by(
         unsafe { gather(p, &idx, (esize / 8) as usize, ptrs != 0, site) }
     });
     if keys != 0 {
-        mem::free_temp(mem::block_of(keys as *const u8));
+        // SAFETY: the key buffer made above, read for the last time.
+        unsafe { mem::free_temp(mem::block_of(keys as *const u8)) };
     }
     out
 }
@@ -422,14 +424,19 @@ pub unsafe extern "C" fn sspur_list_join(p: u64, len: u64, s: u64, slen: u64, si
 /// # Safety
 /// `(p, len)` must be a list of strings the caller owns with its strings.
 pub unsafe extern "C" fn sspur_drop_strs(p: u64, len: u64, site: u32) {
-    crate::abi::sspur_free_strs(p as *mut u8, len as usize, site);
+    // SAFETY: the caller's contract is sspur_free_strs's.
+    unsafe { crate::abi::sspur_free_strs(p as *mut u8, len as usize, site) }
 }
 
 /// Frees a list buffer or string block at its last use (`len` 0 frees
 /// nothing: an empty value has no block); `site` names the drop.
-pub extern "C" fn sspur_drop(p: u64, len: u64, site: u32) {
+///
+/// # Safety
+/// The caller owns the value `(p, len)`; nothing uses its block afterwards.
+pub unsafe extern "C" fn sspur_drop(p: u64, len: u64, site: u32) {
     if len != 0 {
-        mem::free_owned(p as *mut u8, site);
+        // SAFETY: an owned block at its last use (the contract).
+        unsafe { mem::free_owned(p as *mut u8, site) };
     }
 }
 

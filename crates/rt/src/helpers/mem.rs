@@ -30,13 +30,21 @@ pub(crate) fn alloc(bytes: usize, ptrs: bool, site: u32) -> *mut u8 {
 }
 
 /// A free at last use (counted as such); `site` names the drop.
-pub(crate) fn free_owned(p: *mut u8, site: u32) {
-    crate::abi::sspur_free(p, site);
+///
+/// # Safety
+/// Nothing may use the block holding `p` afterwards.
+pub(crate) unsafe fn free_owned(p: *mut u8, site: u32) {
+    // SAFETY: the caller's contract is sspur_free's.
+    unsafe { crate::abi::sspur_free(p, site) }
 }
 
 /// A free of one of the runtime's own temporaries.
-pub(crate) fn free_temp(p: *mut u8) {
-    crate::free_temp(p);
+///
+/// # Safety
+/// Nothing may use the block holding `p` afterwards.
+pub(crate) unsafe fn free_temp(p: *mut u8) {
+    // SAFETY: the caller's contract is free_temp's.
+    unsafe { crate::free_temp(p) }
 }
 
 /// The start of the block holding `p` (interior pointers included).
@@ -51,14 +59,18 @@ pub(crate) fn out_of_memory(loc: u64, loc_len: u64) -> ! {
 
 /// Writes to stdout (`to == 1`, buffered) or stderr.
 pub(crate) fn write_out(to: u64, bytes: &[u8]) {
-    if to == 1 {
-        crate::abi::sspur_write_stdout(bytes.as_ptr(), bytes.len());
-    } else {
-        crate::abi::sspur_write_stderr(bytes.as_ptr(), bytes.len());
+    // SAFETY: `bytes` is a live slice.
+    unsafe {
+        if to == 1 {
+            crate::abi::sspur_write_stdout(bytes.as_ptr(), bytes.len());
+        } else {
+            crate::abi::sspur_write_stderr(bytes.as_ptr(), bytes.len());
+        }
     }
 }
 
 /// Flushes stdout, prints the trap and exits with 101.
 pub(crate) fn trap(msg: &[u8], loc: &[u8]) -> ! {
-    crate::abi::sspur_trap(msg.as_ptr(), msg.len(), loc.as_ptr(), loc.len())
+    // SAFETY: two live slices.
+    unsafe { crate::abi::sspur_trap(msg.as_ptr(), msg.len(), loc.as_ptr(), loc.len()) }
 }

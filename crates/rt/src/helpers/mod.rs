@@ -99,5 +99,12 @@ pub extern "C" fn sspur_range(lo: i64, hi: i64, site: u32) -> Pair {
 #[cfg(test)]
 pub(crate) fn test_lock() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // The runtime belongs to one thread: hand it to this one while the
+    // lock is held.
+    let rt = crate::state::rt_unchecked();
+    if rt.owner != 0 {
+        rt.owner = crate::state::current_thread();
+    }
+    guard
 }

@@ -71,7 +71,8 @@ fn arg(s: &str) -> (u64, u64) {
 fn take_fresh(p: Pair) -> String {
     let s = String::from_utf8(unsafe { bytes(p.0, p.1) }.to_vec()).expect("helper made bad UTF-8");
     if p.1 > 0 {
-        crate::abi::sspur_free(p.0 as *mut u8, 0);
+        // SAFETY: a fresh block, read for the last time above.
+        unsafe { crate::abi::sspur_free(p.0 as *mut u8, 0) };
     }
     s
 }
@@ -103,7 +104,8 @@ fn take_views(source: &str, p: Pair) -> Vec<(usize, usize)> {
         })
         .collect();
     if p.1 > 0 {
-        crate::abi::sspur_free(p.0 as *mut u8, 0);
+        // SAFETY: a fresh block, read for the last time above.
+        unsafe { crate::abi::sspur_free(p.0 as *mut u8, 0) };
     }
     out
 }

@@ -121,7 +121,8 @@ unsafe fn reserve(b: *mut Builder, more: usize) -> *mut u8 {
         (*b).cap = new_cap;
     }
     if !buf.is_null() {
-        crate::free_temp(buf);
+        // SAFETY: the old buffer, copied; the builder no longer points at it.
+        unsafe { crate::free_temp(buf) };
     }
     // SAFETY: `len < new_cap`.
     unsafe { nb.add(len) }
@@ -221,13 +222,17 @@ pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
         let out = fresh(bytes((*b).buf as u64, (*b).len as u64), site);
         (out, (*b).buf, (*b).sep, (*b).sep_owned)
     };
-    if !buf.is_null() {
-        crate::free_temp(buf);
+    // SAFETY: the builder is dead after finish (the contract), and its
+    // buffer and separator copy are its own.
+    unsafe {
+        if !buf.is_null() {
+            crate::free_temp(buf);
+        }
+        if sep_owned != 0 {
+            crate::free_temp(sep as *mut u8);
+        }
+        crate::free_temp(b as *mut u8);
     }
-    if sep_owned != 0 {
-        crate::free_temp(sep as *mut u8);
-    }
-    crate::free_temp(b as *mut u8);
     out
 }
 

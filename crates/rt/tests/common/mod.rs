@@ -11,7 +11,8 @@ static LOCK: Mutex<()> = Mutex::new(());
 /// A fresh runtime configured with `settings`, exclusive while the guard lives.
 pub fn fresh(settings: Settings) -> MutexGuard<'static, ()> {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    rt::reset_for_tests();
+    // SAFETY: no pointer into the old heap outlives the previous test.
+    unsafe { rt::reset_for_tests() };
     rt::init_with(settings);
     guard
 }
