@@ -58,6 +58,15 @@ pub enum Own {
     No(NotOwned, u32),
 }
 
+/// What a view's confinement depends on of the value it views.
+#[derive(Clone, Copy)]
+struct Owner {
+    /// The viewed local is ever assigned.
+    assigned: bool,
+    /// Its declaring block (None for a parameter).
+    block: Option<ExprId>,
+}
+
 pub struct Decider<'a> {
     pub body: &'a Body,
     pub sm: &'a BodySourceMap,
@@ -343,14 +352,36 @@ impl<'a> Decider<'a> {
         if u.foreign {
             return None;
         }
-        let view = self.facts.exprs.get(u.expr)?.parent?;
+        let xf = self.facts.local(x)?;
+        let owner = Owner {
+            assigned: !xf.assigns.is_empty(),
+            block: xf.decl.as_ref().map(|d| d.block),
+        };
+        self.view_confined(u.expr, owner, false, 0)
+    }
+
+    /// Whether the view that `recv` (x, or a view of x) is the receiver of
+    /// dies first; see [`Self::confined_view`]. `pieces`: `recv`'s value is
+    /// a list whose elements are views of x.
+    fn view_confined(
+        &self,
+        recv: ExprId,
+        owner: Owner,
+        pieces: bool,
+        depth: u32,
+    ) -> Option<Option<usize>> {
+        // A view of a list of pieces would be a second list of them.
+        if pieces || depth > 16 {
+            return None;
+        }
+        let view = self.facts.exprs.get(recv)?.parent?;
         let ExprKind::Method {
             method, receiver, ..
         } = &self.body[view].kind
         else {
             return None;
         };
-        if *receiver != u.expr {
+        if *receiver != recv {
             return None;
         }
         // The split family's list is new, but its pieces are views.
@@ -362,18 +393,18 @@ impl<'a> Decider<'a> {
         if vf.transparent {
             return None;
         }
-        let assigned = self.facts.local(x).is_some_and(|l| !l.assigns.is_empty());
         match vf.ctx {
             // A `for` reads its view through the whole loop, where x may be
             // updated (freeing the viewed block).
-            Ctx::Read(Reader::For) if assigned => None,
+            Ctx::Read(Reader::For) if owner.assigned => None,
             Ctx::Read(r) => self
                 .view_read_keeps_nothing(view, pieces, r)
                 .then_some(None),
+            // A view of this view, made and consumed in the same place.
+            Ctx::Escape(Escape::ViewedBy(_)) => self.view_confined(view, owner, pieces, depth + 1),
             Ctx::Bind(v) => {
-                let xf = self.facts.local(x)?;
                 // An update of x frees (or moves) the block the view is in.
-                if assigned {
+                if owner.assigned {
                     return None;
                 }
                 let vl = self.facts.local(v)?;
@@ -381,22 +412,34 @@ impl<'a> Decider<'a> {
                 if vd.var {
                     return None;
                 }
+                // Declared in x's block, the view's uses count at their own
+                // statements; declared deeper, every use is inside the
+                // statement of x's block that holds that block.
+                let same_block = owner.block == Some(vd.block);
+                let mut until = None;
                 for w in &vl.uses {
-                    let ok = !w.foreign
-                        && !w.moved_out
-                        && matches!(w.ctx, Ctx::Read(r) if self.view_read_keeps_nothing(w.expr, pieces, r));
-                    if !ok {
+                    if w.foreign || w.moved_out {
                         return None;
                     }
+                    match w.ctx {
+                        Ctx::Read(r) if self.view_read_keeps_nothing(w.expr, pieces, r) => {}
+                        Ctx::Escape(Escape::ViewedBy(_)) => {
+                            let inner = Owner {
+                                assigned: false,
+                                block: Some(vd.block),
+                            };
+                            let later = self.view_confined(w.expr, inner, pieces, depth + 1)?;
+                            if same_block {
+                                until = until.max(later);
+                            }
+                        }
+                        _ => return None,
+                    }
+                    if same_block {
+                        until = until.max(w.index);
+                    }
                 }
-                let same_block = xf.decl.as_ref().is_some_and(|d| d.block == vd.block);
-                Some(if same_block {
-                    vl.uses.iter().filter_map(|w| w.index).max()
-                } else {
-                    // Declared in a block nested in x's: every use is
-                    // inside the statement of x's block that holds it.
-                    None
-                })
+                Some(until)
             }
             _ => None,
         }
@@ -414,10 +457,21 @@ impl<'a> Decider<'a> {
             _ => return None,
         };
         let vl = self.facts.local(v)?;
+        let inner = Owner {
+            assigned: false,
+            block: vl.decl.as_ref().map(|d| d.block),
+        };
+        let confined = |w: &Use| match w.ctx {
+            Ctx::Read(_) => true,
+            Ctx::Escape(Escape::ViewedBy(_)) => {
+                self.view_confined(w.expr, inner, false, 0).is_some()
+            }
+            _ => false,
+        };
         let w = vl
             .uses
             .iter()
-            .find(|w| w.foreign || w.moved_out || !matches!(w.ctx, Ctx::Read(_)))?;
+            .find(|w| w.foreign || w.moved_out || !confined(w))?;
         let why = match &w.ctx {
             _ if w.foreign => NotOwned::InClosure,
             Ctx::Escape(e) => NotOwned::Escapes(*e),
