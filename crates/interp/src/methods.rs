@@ -6,11 +6,12 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
 
+use ir::methods::Recv;
 use ir::{ExprId, Method, Ty};
 
 use crate::eval::{cmp_values, elem_ty, is_place, type_error, values_eq, Frame, Interp, R};
 use crate::limit;
-use crate::value::{Key, ListVal, MapObj, StrVal, Value};
+use crate::value::{Key, ListVal, MapObj, Site, StrVal, Value};
 
 fn some(v: Value) -> Value {
     Value::Some(Rc::new(v))
@@ -157,7 +158,18 @@ pub(crate) fn eval_method<'p>(
     apply(it, fr, e, m, receiver, arg_exprs, recv, args)
 }
 
-/// A method on evaluated receiver and arguments.
+/// One method call with its receiver and arguments evaluated.
+struct Call<'a> {
+    e: ExprId,
+    m: Method,
+    receiver: ExprId,
+    arg_exprs: &'a [ExprId],
+    recv: Value,
+    args: Vec<Value>,
+    site: Site,
+}
+
+/// A method on evaluated receiver and arguments, by receiver type.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn apply<'p>(
@@ -170,10 +182,53 @@ fn apply<'p>(
     recv: Value,
     args: Vec<Value>,
 ) -> R<Value> {
-    use Method::*;
     let site = it.site(fr, e);
-    let v = match m {
-        // ---------------------------------------------------------- lists
+    let c = Call {
+        e,
+        m,
+        receiver,
+        arg_exprs,
+        recv,
+        args,
+        site,
+    };
+    match m.def().recv {
+        Recv::List
+            if matches!(
+                m,
+                Method::ListSortBy
+                    | Method::ListMap
+                    | Method::ListFilter
+                    | Method::ListFlatMap
+                    | Method::ListFold
+                    | Method::ListAny
+                    | Method::ListAll
+                    | Method::ListFind
+            ) =>
+        {
+            list_closure_method(it, fr, c)
+        }
+        Recv::List => list_method(it, fr, c),
+        Recv::Str => str_method(it, fr, c),
+        Recv::Map => map_method(it, fr, c),
+        Recv::Int | Recv::F64 => num_method(it, fr, c),
+    }
+}
+
+/// The methods of `List[T]` (push and concat grow: see `eval_grow`).
+#[inline(never)]
+fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> {
+    use Method::*;
+    let Call {
+        e,
+        m,
+        receiver,
+        recv,
+        args,
+        site,
+        ..
+    } = c;
+    Ok(match m {
         ListLen => Value::Int(list_of(&recv)?.len as i64),
         ListIsEmpty => Value::Bool(list_of(&recv)?.len == 0),
         ListGet => {
@@ -288,19 +343,6 @@ fn apply<'p>(
             }
             Value::List(it.new_list(items, site))
         }
-        ListSortBy => {
-            let items = list_of(&recv)?.items();
-            let f = arg(&args, 0);
-            let mut keyed = Vec::with_capacity(items.len());
-            for x in items {
-                let k = it.call_value(&f, vec![x.clone()])?;
-                it.share(&x);
-                keyed.push((k, x));
-            }
-            keyed.sort_by(|a, b| cmp_values(&a.0, &b.0));
-            let items = keyed.into_iter().map(|(_, x)| x).collect();
-            Value::List(it.new_list(items, site))
-        }
         ListEnumerate => {
             let items = list_of(&recv)?.items();
             let mut out = Vec::with_capacity(items.len());
@@ -320,6 +362,83 @@ fn apply<'p>(
                 out.push(Value::Tuple(Rc::from(vec![x, y])));
             }
             Value::List(it.new_list(out, site))
+        }
+        ListCounts => {
+            let items = list_of(&recv)?.items();
+            let mut map = MapObj::default();
+            for x in items {
+                let k = Key::of(&x).ok_or_else(|| type_error("counts key"))?;
+                let n = map.get(&k).map(|(_, c)| c.as_int()).unwrap_or(0);
+                if n == 0 {
+                    it.share(&x);
+                }
+                map.put(k, x, Value::Int(n + 1));
+            }
+            Value::Map(Rc::new(RefCell::new(map)))
+        }
+        ListJoin => {
+            let sep = arg(&args, 0);
+            let sep = str_of(&sep)?.as_str();
+            let l = list_of(&recv)?;
+            let total = l.with(|items| {
+                let parts: u128 = items
+                    .iter()
+                    .map(|x| match x {
+                        Value::Str(s) => s.len as u128,
+                        _ => 0,
+                    })
+                    .sum();
+                parts + (sep.len() as u128) * (items.len().saturating_sub(1) as u128)
+            });
+            let Some(mut text) = limit::str_fits(total)
+                .then(|| limit::string_with(total as usize))
+                .flatten()
+            else {
+                return it.trap(fr, e, "out of memory".into());
+            };
+            let text = l.with(|items| {
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        text.push_str(sep);
+                    }
+                    if let Value::Str(s) = x {
+                        text.push_str(s.as_str());
+                    }
+                }
+                text
+            });
+            Value::Str(it.new_str(text, site))
+        }
+        ListPush | ListConcat => unreachable_grow()?,
+        _ => return Err(type_error("method dispatch")),
+    })
+}
+
+/// The methods of `List[T]` that call a closure on the elements.
+#[inline(never)]
+fn list_closure_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> {
+    use Method::*;
+    let Call {
+        e,
+        m,
+        recv,
+        args,
+        site,
+        ..
+    } = c;
+    Ok(match m {
+        ListSortBy => {
+            let items = list_of(&recv)?.items();
+            let f = arg(&args, 0);
+            let mut keyed = Vec::with_capacity(items.len());
+            for x in items {
+                let k = it.call_value(&f, vec![x.clone()])?;
+                it.share(&x);
+                keyed.push((k, x));
+            }
+            keyed.sort_by(|a, b| cmp_values(&a.0, &b.0));
+            let items = keyed.into_iter().map(|(_, x)| x).collect();
+            Value::List(it.new_list(items, site))
         }
         ListMap => {
             let items = list_of(&recv)?.items();
@@ -397,55 +516,23 @@ fn apply<'p>(
             }
             found
         }
-        ListCounts => {
-            let items = list_of(&recv)?.items();
-            let mut map = MapObj::default();
-            for x in items {
-                let k = Key::of(&x).ok_or_else(|| type_error("counts key"))?;
-                let n = map.get(&k).map(|(_, c)| c.as_int()).unwrap_or(0);
-                if n == 0 {
-                    it.share(&x);
-                }
-                map.put(k, x, Value::Int(n + 1));
-            }
-            Value::Map(Rc::new(RefCell::new(map)))
-        }
-        ListJoin => {
-            let sep = arg(&args, 0);
-            let sep = str_of(&sep)?.as_str();
-            let l = list_of(&recv)?;
-            let total = l.with(|items| {
-                let parts: u128 = items
-                    .iter()
-                    .map(|x| match x {
-                        Value::Str(s) => s.len as u128,
-                        _ => 0,
-                    })
-                    .sum();
-                parts + (sep.len() as u128) * (items.len().saturating_sub(1) as u128)
-            });
-            let Some(mut text) = limit::str_fits(total)
-                .then(|| limit::string_with(total as usize))
-                .flatten()
-            else {
-                return it.trap(fr, e, "out of memory".into());
-            };
-            let text = l.with(|items| {
-                for (i, x) in items.iter().enumerate() {
-                    if i > 0 {
-                        text.push_str(sep);
-                    }
-                    if let Value::Str(s) = x {
-                        text.push_str(s.as_str());
-                    }
-                }
-                text
-            });
-            Value::Str(it.new_str(text, site))
-        }
-        ListPush | ListConcat => unreachable_grow()?,
+        _ => return Err(type_error("method dispatch")),
+    })
+}
 
-        // ---------------------------------------------------------- strings
+/// The methods of `Str`.
+#[inline(never)]
+fn str_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> {
+    use Method::*;
+    let Call {
+        e,
+        m,
+        recv,
+        args,
+        site,
+        ..
+    } = c;
+    Ok(match m {
         StrLen => Value::Int(str_of(&recv)?.len as i64),
         StrIsEmpty => Value::Bool(str_of(&recv)?.len == 0),
         StrByte => {
@@ -604,8 +691,23 @@ fn apply<'p>(
                 Err(_) => return it.trap(fr, e, format!("invalid F64: {s:?}")),
             }
         }
+        _ => return Err(type_error("method dispatch")),
+    })
+}
 
-        // ---------------------------------------------------------- maps
+/// The methods of `Map[K, V]`.
+#[inline(never)]
+fn map_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> {
+    use Method::*;
+    let Call {
+        m,
+        arg_exprs,
+        recv,
+        args,
+        site,
+        ..
+    } = c;
+    Ok(match m {
         MapPut => {
             let Value::Map(map) = &recv else {
                 return Err(type_error("put receiver"));
@@ -679,8 +781,16 @@ fn apply<'p>(
             }
             Value::List(it.new_list(out, site))
         }
+        _ => return Err(type_error("method dispatch")),
+    })
+}
 
-        // ---------------------------------------------------------- numbers
+/// The methods of `Int` and `F64`.
+#[inline(never)]
+fn num_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> {
+    use Method::*;
+    let Call { e, m, recv, .. } = c;
+    Ok(match m {
         IntToF64 => Value::F64(recv.as_int() as f64),
         IntAbs => Value::Int(recv.as_int().wrapping_abs()),
         F64ToInt => {
@@ -705,8 +815,8 @@ fn apply<'p>(
                 _ => f.floor(),
             })
         }
-    };
-    Ok(v)
+        _ => return Err(type_error("method dispatch")),
+    })
 }
 
 /// The length of `s.replace(from, to)`, without building it.
