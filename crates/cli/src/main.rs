@@ -291,7 +291,7 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
     let site_names = match driver::analysis(&db, file) {
         Some(a) => ownership::alloc_sites(a)
             .into_iter()
-            .map(|s| ((s.func, s.expr), s.name))
+            .map(|s| ((s.func, s.expr, s.elements), s.name))
             .collect(),
         None => Default::default(),
     };

@@ -47,9 +47,10 @@ pub struct Options {
     /// Print the backend's compile times to stderr.
     pub time: bool,
     /// The ownership pass's names of allocation sites, by (function,
-    /// expression) as `ownership::alloc_sites` gives them; those sites are
-    /// named with its wording in SSPUR_GC_STATS=sites.
-    pub site_names: HashMap<(FnId, ExprId), String>,
+    /// expression, the tuples in its list) as `ownership::alloc_sites`
+    /// gives them; those sites are named with its wording in
+    /// SSPUR_GC_STATS=sites.
+    pub site_names: HashMap<(FnId, ExprId, bool), String>,
 }
 
 /// Stack of the program thread: what docs/language.md promises (a million
@@ -328,7 +329,7 @@ fn name_functions(text: &str, module: &JITModule) -> String {
 /// Site names for the runtime's reports: `path:line:col what`, with the
 /// ownership pass's wording (`LINE:COL what` entries of `described`) where
 /// it names the same position.
-fn site_names(sites: &[lower::Site], named: &HashMap<(FnId, ExprId), String>) -> Vec<String> {
+fn site_names(sites: &[lower::Site], named: &HashMap<(FnId, ExprId, bool), String>) -> Vec<String> {
     sites
         .iter()
         .map(|s| {

@@ -125,6 +125,9 @@ pub struct AllocSite {
     pub func: FnId,
     pub expr: ExprId,
     pub what: SiteKind,
+    /// The tuples a list-making method puts in its list (enumerate, zip,
+    /// entries): a second site of the same expression.
+    pub elements: bool,
     /// `what` rendered, e.g. `list from map`.
     pub name: String,
     /// `LINE:COL name`, e.g. `12:15 list from map`, for humans.
@@ -181,6 +184,7 @@ pub fn analyze(program: &Program) -> Analysis {
                         func: f,
                         expr: init,
                         what: SiteKind::Builder(*l),
+                        elements: false,
                         description: format!("{line}:{col} {name}"),
                         name,
                     },
@@ -518,6 +522,7 @@ pub fn alloc_sites(a: &Analysis) -> Vec<AllocSite> {
                 func: f.func,
                 expr: f.expr,
                 what: f.what,
+                elements: matches!(f.what, SiteKind::Tuples(_)),
                 description: format!("{l}:{c} {name}"),
                 name,
             }

@@ -65,6 +65,8 @@ pub enum SiteKind {
     Closure,
     /// The string builder the push-then-join rewrite makes for a var.
     Builder(LocalId),
+    /// The tuples enumerate, zip or entries put in the list they make.
+    Tuples(Method),
 }
 
 impl SiteKind {
@@ -191,6 +193,7 @@ pub fn render_site(cx: &Cx, f: FnId, s: SiteKind) -> String {
         SiteKind::Ctor(c) => format!("value {}(..)", ctor_name(&cx.program.items, c)),
         SiteKind::Closure => "closure".into(),
         SiteKind::Builder(l) => format!("string builder for {}", cx.local(f, l)),
+        SiteKind::Tuples(m) => format!("tuple from {}", m.name()),
     }
 }
 
@@ -335,6 +338,16 @@ pub fn fates(f: FnId, d: &Decider, plan: &Plan, summaries: &[Summary]) -> Vec<Fa
                     Fresh::Yes { .. } => r.fate(e),
                 }
             };
+            let tuples = match (&what, &d.body[e].kind) {
+                (
+                    SiteKind::Method(..),
+                    ExprKind::Method {
+                        method: m @ (Method::ListEnumerate | Method::ListZip | Method::MapEntries),
+                        ..
+                    },
+                ) if allocates => Some(*m),
+                _ => None,
+            };
             out.push(Fate {
                 func: f,
                 expr: e,
@@ -343,6 +356,16 @@ pub fn fates(f: FnId, d: &Decider, plan: &Plan, summaries: &[Summary]) -> Vec<Fa
                 fate,
                 allocates,
             });
+            if let Some(m) = tuples {
+                out.push(Fate {
+                    func: f,
+                    expr: e,
+                    offset: d.sm.expr(e).start,
+                    what: SiteKind::Tuples(m),
+                    fate: FateKind::NotFreeable,
+                    allocates: true,
+                });
+            }
         }
     }
     out

@@ -245,7 +245,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             }
             ListEnumerate => {
                 let w = self.iconst(words(&ety) as i64);
-                let site = self.site(e);
+                let site = self.site_with_tuples(e);
                 let q = self.rt1(F::sspur_list_enumerate, &[r[0], r[1], w, site]);
                 Some(vec![q, r[1]])
             }
@@ -253,7 +253,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let bty = elem_of(&aty(self, 0));
                 let aw = self.iconst(words(&ety) as i64);
                 let bw = self.iconst(words(&bty) as i64);
-                let site = self.site(e);
+                let site = self.site_with_tuples(e);
                 Some(self.rt(
                     F::sspur_list_zip,
                     &[r[0], r[1], aw, a[0][0], a[0][1], bw, site],
@@ -602,7 +602,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 };
                 let kw = self.iconst(kw as i64);
                 let vw = self.iconst(vw as i64);
-                let site = self.site(e);
+                let site = self.site_with_tuples(e);
                 Some(self.rt(F::sspur_map_entries, &[r[0], kw, vw, site]))
             }
             _ => unreachable!("{m:?} is not a Map method"),

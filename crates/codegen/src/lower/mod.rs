@@ -103,8 +103,9 @@ pub struct Site {
     pub line: u32,
     pub col: u32,
     pub what: String,
-    /// The expression that allocates (None for a drop's site).
-    pub key: Option<(FnId, ExprId)>,
+    /// The expression that allocates, and whether these are the tuples it
+    /// puts in its list (None for a drop's site).
+    pub key: Option<(FnId, ExprId, bool)>,
 }
 
 impl Site {
@@ -325,6 +326,24 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         self.static_str(s.as_bytes())
     }
 
+    /// Sites for a helper that makes a list of new tuples (enumerate, zip,
+    /// entries): the list's, and right after it the tuples' (the runtime
+    /// puts them at the next site id).
+    fn site_with_tuples(&mut self, e: ExprId) -> Value {
+        let site = self.site(e);
+        let list = self.sh.sites[self.sh.sites.len() - 1].clone();
+        let what = match &self.body[e].kind {
+            ExprKind::Method { method, .. } => format!("tuple from {}", method.name()),
+            _ => "tuple".into(),
+        };
+        self.sh.sites.push(Site {
+            what,
+            key: list.key.map(|(f, e, _)| (f, e, true)),
+            ..list
+        });
+        site
+    }
+
     /// A new allocation site for expression `e`: its id (1-based, 0 is
     /// "unknown" to the runtime), named `path:line:col what`.
     fn site(&mut self, e: ExprId) -> Value {
@@ -336,7 +355,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             line,
             col,
             what,
-            key: Some((self.owner, e)),
+            key: Some((self.owner, e, false)),
         });
         let id = self.sh.sites.len();
         self.iconst(id as i64)

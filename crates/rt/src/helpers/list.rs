@@ -356,7 +356,7 @@ pub unsafe extern "C" fn sspur_list_enumerate(p: u64, len: u64, w: u64, site: u3
     let out = alloc_list(len, 8, true, site) as *mut u64;
     for i in 0..len as usize {
         unsafe {
-            let t = mem::alloc(((1 + w) * 8) as usize, true, site) as *mut u64;
+            let t = mem::alloc(((1 + w) * 8) as usize, true, mem::element_site(site)) as *mut u64;
             t.write(i as u64);
             std::ptr::copy_nonoverlapping(elem(p, i, w as usize), t.add(1), w as usize);
             out.add(i).write(t as u64);
@@ -382,7 +382,7 @@ pub unsafe extern "C" fn sspur_list_zip(
     let out = alloc_list(n, 8, true, site) as *mut u64;
     for i in 0..n as usize {
         unsafe {
-            let t = mem::alloc(((aw + bw) * 8) as usize, true, site) as *mut u64;
+            let t = mem::alloc(((aw + bw) * 8) as usize, true, mem::element_site(site)) as *mut u64;
             std::ptr::copy_nonoverlapping(elem(p, i, aw as usize), t, aw as usize);
             std::ptr::copy_nonoverlapping(elem(q, i, bw as usize), t.add(aw as usize), bw as usize);
             out.add(i).write(t as u64);

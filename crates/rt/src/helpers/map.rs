@@ -301,7 +301,7 @@ pub unsafe extern "C" fn sspur_map_entries(m: Map, kw: u64, vw: u64, site: u32) 
         let out = super::list::alloc_list(len, 8, true, site) as *mut u64;
         let mut i = 0;
         for_each(m, |k, v| {
-            let t = mem::alloc(((kw + vw) * 8) as usize, true, site) as *mut u64;
+            let t = mem::alloc(((kw + vw) * 8) as usize, true, mem::element_site(site)) as *mut u64;
             std::ptr::copy_nonoverlapping(k, t, kw as usize);
             std::ptr::copy_nonoverlapping(v, t.add(kw as usize), vw as usize);
             out.add(i).write(t as u64);

@@ -11,6 +11,17 @@ pub fn set_site_locs(locs: Vec<String>) {
     *SITE_LOCS.write().unwrap_or_else(|e| e.into_inner()) = locs;
 }
 
+/// The site of the tuples a list-making helper (enumerate, zip, entries)
+/// puts in the list it makes at `site`: compiled code registers it right
+/// after the list's own site, so statistics report the two apart.
+pub(crate) fn element_site(site: u32) -> u32 {
+    if site == 0 {
+        0
+    } else {
+        site + 1
+    }
+}
+
 /// A heap block of `bytes` (`ptrs`: a zeroed pointer block); traps
 /// `out of memory` at the site's location when the allocation fails.
 pub(crate) fn alloc(bytes: usize, ptrs: bool, site: u32) -> *mut u8 {
