@@ -156,6 +156,7 @@ rt_fns! {
     sspur_trap_key = rt::helpers::sspur_trap_key, 4, Never;
     sspur_f64_rem = rt::helpers::sspur_f64_rem, 2, One;
     sspur_range = rt::helpers::sspur_range, 3, Pair;
+    sspur_range_len = rt::helpers::sspur_range_len, 3, One;
     sspur_drop = list::sspur_drop, 3, None;
     sspur_drop_strs = list::sspur_drop_strs, 3, None;
     sspur_list_alloc = list::sspur_list_alloc, 4, One;

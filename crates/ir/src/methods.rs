@@ -709,6 +709,25 @@ impl Method {
     }
 }
 
+/// Whether `m` on a range receiver (`(a..b).map(f)`) runs over the
+/// integers in place instead of building the range: it reads its receiver
+/// once, element by element in order, and keeps nothing of it (the native
+/// backend fuses these; the interpreter builds the range, as the oracle).
+pub fn iterates_range_in_place(m: Method) -> bool {
+    matches!(
+        m,
+        ListLen
+            | ListIsEmpty
+            | ListMap
+            | ListFilter
+            | ListFlatMap
+            | ListFold
+            | ListAny
+            | ListAll
+            | ListFind
+    )
+}
+
 /// The method `name` of a receiver kind.
 pub fn lookup(recv: Recv, name: &str) -> Option<&'static MethodDef> {
     METHODS.iter().find(|d| d.recv == recv && d.name == name)

@@ -527,6 +527,22 @@ impl<'a> Decider<'a> {
         })
     }
 
+    /// The method that runs over range `e` in place, when `e` is a range
+    /// literal read once in order by its parent method (`(a..b).map(f)`):
+    /// such a range is never built, so it is no temporary to free.
+    pub fn range_in_place(&self, e: ExprId) -> Option<Method> {
+        if !matches!(self.body[e].kind, ExprKind::Range { .. }) {
+            return None;
+        }
+        let p = self.facts.exprs.get(e)?.parent?;
+        match &self.body[p].kind {
+            ExprKind::Method {
+                method, receiver, ..
+            } if *receiver == e && ir::methods::iterates_range_in_place(*method) => Some(*method),
+            _ => None,
+        }
+    }
+
     /// The statement index of the declaring block after which the local
     /// is dead: its last use or assignment, or its declaration.
     pub fn last_index(&self, x: LocalId) -> usize {

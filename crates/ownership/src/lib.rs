@@ -372,7 +372,8 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<DropReason>) {
         }
         let for_range =
             matches!(body[e].kind, ExprKind::Range { .. }) && f.ctx == Ctx::Read(Reader::For);
-        if for_range || matches!(body[e].kind, ExprKind::Local(_)) {
+        let in_place = d.range_in_place(e).is_some();
+        if for_range || in_place || matches!(body[e].kind, ExprKind::Local(_)) {
             continue;
         }
         match &f.ctx {
@@ -427,12 +428,23 @@ pub fn explain(a: &Analysis, path: &str) -> String {
         summaries: &a.summaries,
     };
     let n = a.fates.iter().filter(|f| f.allocates).count();
-    let calls = a.fates.len() - n;
+    let calls = a
+        .fates
+        .iter()
+        .filter(|f| !f.allocates && matches!(f.what, SiteKind::Call(..)))
+        .count();
+    let never = a.fates.len() - n - calls;
     let mut out = format!("{path}: {n} allocation sites");
     if calls > 0 {
         out.push_str(&format!(
-            " and {calls} call{} of functions returning a list or string",
+            ", {calls} call{} of functions returning a list or string",
             if calls == 1 { "" } else { "s" }
+        ));
+    }
+    if never > 0 {
+        out.push_str(&format!(
+            ", {never} site{} never built",
+            if never == 1 { "" } else { "s" }
         ));
     }
     out.push('\n');

@@ -92,6 +92,8 @@ impl SiteKind {
 pub enum FateKind {
     NotFreeable,
     NeverBuilt,
+    /// A range the method given runs over in place (never allocated).
+    IteratedInPlace(Method),
     /// A call whose callee's result is not fresh.
     CallNotFresh(FnId),
     NotFresh(NotFresh),
@@ -166,6 +168,7 @@ impl FateKind {
         matches!(
             self,
             FateKind::NeverBuilt
+                | FateKind::IteratedInPlace(_)
                 | FateKind::FreedDiscarded
                 | FateKind::FreedAfterRead { .. }
                 | FateKind::FreedWith(_)
@@ -207,6 +210,9 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
         }
         FateKind::NeverBuilt => {
             "never built: the pushes append to a string builder (push then join)".into()
+        }
+        FateKind::IteratedInPlace(m) => {
+            format!("never built: {} runs over the range in place", m.name())
         }
         FateKind::CallNotFresh(g) => format!(
             "not fresh: {}() {}",
@@ -323,7 +329,9 @@ pub fn fates(f: FnId, d: &Decider, plan: &Plan, summaries: &[Summary]) -> Vec<Fa
     ids.sort_by_key(|e| e.into_raw().into_u32());
     for e in ids {
         if let Some((what, allocates)) = r.site(e) {
-            let fate = if allocates {
+            let fate = if let Some(m) = d.range_in_place(e) {
+                FateKind::IteratedInPlace(m)
+            } else if allocates {
                 r.fate(e)
             } else {
                 match d.fresh(e) {
@@ -390,7 +398,7 @@ impl Reporter<'_> {
         Some(match &ex.kind {
             ExprKind::List(xs) if !xs.is_empty() => (SiteKind::ListLiteral, true),
             ExprKind::Range { .. } if facts.ctx != Ctx::Read(Reader::For) => {
-                (SiteKind::Range, true)
+                (SiteKind::Range, self.d.range_in_place(e).is_none())
             }
             ExprKind::Interp(_) => (SiteKind::Interpolation, true),
             ExprKind::Binary { op: BinOp::Add, .. } if ex.ty == Ty::Str => {

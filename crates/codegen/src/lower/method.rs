@@ -5,7 +5,7 @@
 use super::{ba, flags, Lowerer, Vals};
 use crate::layout::{elem_of, elem_size, has_pointers, words};
 use crate::rtfns::F;
-use ::ir::{ExprId, Method, Ty};
+use ::ir::{ExprId, ExprKind, Method, Ty};
 use cranelift_codegen::ir::{condcodes::IntCC, types::F64, types::I64, InstBuilder, Value};
 use cranelift_frontend::Variable;
 
@@ -21,12 +21,15 @@ struct MethodCall<'c> {
     es: i64,
     r: Vals,
     a: Vec<Vals>,
+    /// `r` is a fused range `(lo, len)`, not a list.
+    range: bool,
 }
 
 impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     /// Runs `body(self, i, elem)` for each element of `(p, len)`; `body`
     /// may branch out of the loop but must leave the builder in a block
-    /// that continues with the next element.
+    /// that continues with the next element. A fused range receiver
+    /// (`range_src`) gives `lo + i` instead of loading.
     pub(super) fn each(
         &mut self,
         p: Value,
@@ -34,6 +37,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         ety: &Ty,
         mut body: impl FnMut(&mut Self, Value, Vals),
     ) {
+        let range_lo = self.range_src.take();
         let i = self.b.declare_var(I64);
         let zero = self.iconst(0);
         self.b.def_var(i, zero);
@@ -46,7 +50,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let c = self.b.ins().icmp(IntCC::SignedLessThan, iv, len);
         self.b.ins().brif(c, inner, &[], exit, &[]);
         self.b.switch_to_block(inner);
-        let elem = self.elem_at(p, iv, ety);
+        let elem = match range_lo {
+            Some(lo) => vec![self.b.ins().iadd(lo, iv)],
+            None => self.elem_at(p, iv, ety),
+        };
         body(self, iv, elem);
         let iv = self.b.use_var(i);
         let next = self.b.ins().iadd_imm_s(iv, 1);
@@ -72,7 +79,25 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     ) -> Option<Vals> {
         use Method::*;
         let rty = self.body[recv].ty.clone();
-        let r = self.expr(recv)?;
+        // A range receiver of a method that reads it once in order is
+        // never built: the method runs over lo, lo + 1, ... (the ownership
+        // pass makes no temporary of it).
+        let fused = match &self.body[recv].kind {
+            ExprKind::Range { lo, hi } if ::ir::methods::iterates_range_in_place(m) => {
+                Some((*lo, *hi))
+            }
+            _ => None,
+        };
+        let r = match fused {
+            Some((lo, hi)) => {
+                let lo = self.expr(lo)?[0];
+                let hi = self.expr(hi)?[0];
+                let site = self.site(recv);
+                let n = self.rt1(F::sspur_range_len, &[lo, hi, site]);
+                vec![lo, n]
+            }
+            None => self.expr(recv)?,
+        };
         let mut a = Vec::new();
         for x in args {
             a.push(self.expr(*x)?);
@@ -90,8 +115,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             es,
             r,
             a,
+            range: fused.is_some(),
         };
-        match m {
+        self.range_src = fused.map(|_| call.r[0]);
+        let out = match m {
             ListLen | StrLen => one(call.r[1]),
             ListIsEmpty | StrIsEmpty => {
                 let c = self.b.ins().icmp_imm_s(IntCC::Equal, call.r[1], 0);
@@ -108,7 +135,9 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             MapPut | MapGet | MapRemove | MapGetOr | MapHas | MapLen | MapKeys | MapValues
             | MapEntries => self.map_method(call),
             IntToF64 | IntAbs | F64ToInt | F64Abs | F64Sqrt | F64Floor => self.num_method(call),
-        }
+        };
+        self.range_src = None;
+        out
     }
 
     /// The methods of `List[T]` that take no closure.
@@ -285,6 +314,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             es,
             r,
             a,
+            range,
             ..
         } = call;
         let aty = |s: &Self, i: usize| s.body[args[i]].ty.clone();
@@ -426,7 +456,11 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     ListAny => self.iconst(1),
                     ListAll => self.iconst(0),
                     _ => {
-                        let v = self.elem_at(r[0], i, &ety);
+                        let v = if range {
+                            vec![self.b.ins().iadd(r[0], i)]
+                        } else {
+                            self.elem_at(r[0], i, &ety)
+                        };
                         self.some(e, &v)
                     }
                 };

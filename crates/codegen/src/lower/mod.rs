@@ -178,6 +178,9 @@ pub struct Lowerer<'a, 'm, 'f> {
     loops: Vec<(clif::Block, clif::Block)>,
     frefs: HashMap<FuncId, clif::FuncRef>,
     ret_words: usize,
+    /// The first value of a range the next `each` iterates in place
+    /// instead of loading elements (a fused range receiver).
+    range_src: Option<Value>,
 }
 
 fn ba(vals: &[Value]) -> Vec<BlockArg> {
@@ -207,6 +210,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             loops: Vec::new(),
             frefs: HashMap::new(),
             ret_words: words(ret).max(1),
+            range_src: None,
         }
     }
 

@@ -17,6 +17,15 @@ pub(crate) fn alloc_list(len: u64, esize: u64, ptrs: bool, site: u32) -> *mut u8
     alloc_cap(len, len, esize, ptrs, site)
 }
 
+/// Traps `out of memory` at `site` when a buffer of `len` elements of
+/// `esize` bytes could never fit in the heap limit.
+pub(crate) fn check_list_fits(len: u64, esize: u64, site: u32) {
+    let bytes = (len as u128) * (esize as u128) + HEADER as u128;
+    if bytes > crate::state::rt().heap.max_heap as u128 {
+        mem::out_of_memory_at_site(site);
+    }
+}
+
 fn alloc_cap(cap: u64, used: u64, esize: u64, ptrs: bool, site: u32) -> *mut u8 {
     if cap == 0 {
         return std::ptr::null_mut();

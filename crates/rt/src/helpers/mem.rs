@@ -27,17 +27,22 @@ pub(crate) fn element_site(site: u32) -> u32 {
 pub(crate) fn alloc(bytes: usize, ptrs: bool, site: u32) -> *mut u8 {
     let p = crate::abi::sspur_alloc(bytes, ptrs as u32, site);
     if p.is_null() {
-        let loc = {
-            let locs = SITE_LOCS.read().unwrap_or_else(|e| e.into_inner());
-            (site as usize)
-                .checked_sub(1)
-                .and_then(|i| locs.get(i))
-                .cloned()
-                .unwrap_or_default()
-        };
-        trap(b"out of memory", loc.as_bytes());
+        out_of_memory_at_site(site);
     }
     p
+}
+
+/// The `out of memory` trap at allocation site `site`.
+pub(crate) fn out_of_memory_at_site(site: u32) -> ! {
+    let loc = {
+        let locs = SITE_LOCS.read().unwrap_or_else(|e| e.into_inner());
+        (site as usize)
+            .checked_sub(1)
+            .and_then(|i| locs.get(i))
+            .cloned()
+            .unwrap_or_default()
+    };
+    trap(b"out of memory", loc.as_bytes())
 }
 
 /// A free at last use (counted as such); `site` names the drop.

@@ -81,6 +81,20 @@ pub extern "C" fn sspur_f64_rem(a: u64, b: u64) -> u64 {
 }
 
 /// `lo..hi` as a fresh list of Int.
+/// The length of `lo..hi` for a pipeline that iterates it in place: traps
+/// `out of memory` at the range's site exactly when building the range's
+/// list could not fit in the heap limit, so fusing never turns that trap
+/// into a long run.
+pub extern "C" fn sspur_range_len(lo: i64, hi: i64, site: u32) -> u64 {
+    let n = if hi > lo {
+        hi.wrapping_sub(lo) as u64
+    } else {
+        0
+    };
+    list::check_list_fits(n, 8, site);
+    n
+}
+
 pub extern "C" fn sspur_range(lo: i64, hi: i64, site: u32) -> Pair {
     let n = if hi > lo {
         hi.wrapping_sub(lo) as u64
