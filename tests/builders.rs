@@ -146,6 +146,6 @@ fn a_growing_builder_traps_at_the_limit() {
     );
     let err = r.stderr_text();
     assert_eq!(r.exit, 101, "{err}");
-    assert_eq!(err, "trap: out of memory\n");
+    assert_eq!(err, "trap: out of memory\n  in main\n");
     assert!(r.rss_mb <= 150, "peak RSS {} MB", r.rss_mb);
 }

@@ -122,6 +122,7 @@ fn run_native(path: &str, args: &[String], stdin: &str, env: &[(&str, &str)]) ->
         "SSPUR_GC_MIN_MB",
         "SSPUR_GC_FACTOR",
         "SSPUR_MAX_HEAP_MB",
+        "SSPUR_BACKTRACE",
     ] {
         cmd.env_remove(var);
     }
@@ -442,7 +443,13 @@ fn traps() {
         let path = dir.join(format!("t{i}.ssp"));
         std::fs::write(&path, src).unwrap();
         let p = path.to_string_lossy().into_owned();
-        let got = run_native(&p, &[], "", env);
+        // The messages are checked here; call chains by the corpus.
+        let env: Vec<(&str, &str)> = env
+            .iter()
+            .copied()
+            .chain([("SSPUR_BACKTRACE", "0")])
+            .collect();
+        let got = run_native(&p, &[], "", &env);
         let want = format!("trap: {}\n", want.replace("{}", &p));
         if got.exit != 101 || got.stderr != want.as_bytes() {
             failures.push(format!(

@@ -37,6 +37,7 @@ fn sspur(args: &[&str]) -> Output {
         "SSPUR_GC_STATS",
         "SSPUR_GC_STRESS",
         "SSPUR_FAIL_ALLOC_AT",
+        "SSPUR_BACKTRACE",
     ] {
         cmd.env_remove(var);
     }
@@ -133,8 +134,34 @@ fn traps_are_101() {
     for args in [vec!["run", p.as_str()], vec!["run", "--interp", p.as_str()]] {
         let out = assert_exit(&args, 101);
         assert_eq!(out.stdout, b"1\n", "{args:?}: output before the trap");
+        assert_eq!(
+            stderr(&out),
+            format!("trap: boom at {p}:3:5\n  in main\n"),
+            "{args:?}"
+        );
+    }
+}
+
+/// `SSPUR_BACKTRACE=0` leaves only the trap's first line, in both
+/// backends; a bad value is a usage error.
+#[test]
+fn backtrace_off() {
+    let p = write("trap_off.ssp", TRAP.as_bytes());
+    for args in [vec!["run", p.as_str()], vec!["run", "--interp", p.as_str()]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sspur"))
+            .args(&args)
+            .env("SSPUR_BACKTRACE", "0")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(101), "{args:?}");
         assert_eq!(stderr(&out), format!("trap: boom at {p}:3:5\n"), "{args:?}");
     }
+    let out = Command::new(env!("CARGO_BIN_EXE_sspur"))
+        .args(["run", p.as_str()])
+        .env("SSPUR_BACKTRACE", "yes")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 #[test]

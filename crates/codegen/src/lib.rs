@@ -24,11 +24,14 @@
 //! `PutOwnedKey`, each calling the runtime's counted free with the drop's
 //! site; none under `SSPUR_MEM=gc`.
 
+pub mod callsites;
 pub mod layout;
 pub mod lower;
 mod overflow;
 pub mod rtfns;
 
+use callsites::Code;
+use cranelift_codegen::ir::InstBuilder;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, FuncId, Linkage, Module};
@@ -65,6 +68,11 @@ const FAKE_STATIC_BASE: u64 = 0x5000_0000;
 struct Compiled {
     module: JITModule,
     main: Option<FuncId>,
+    /// The trampoline that calls `main` (the outermost frame of a call
+    /// chain); absent for `emit clif`.
+    entry: Option<FuncId>,
+    /// Sspur calls and functions, for trap call chains.
+    calls: callsites::Calls,
     /// Cranelift function, the Sspur function it belongs to (for stack
     /// overflow positions), and its code size.
     funcs: Vec<(FuncId, ir::FnId, u32)>,
@@ -174,6 +182,10 @@ fn compile(
         path: path.to_string(),
         drops,
         fake_statics: want_clif,
+        calls: callsites::Calls {
+            on: !want_clif,
+            ..Default::default()
+        },
     };
     let mut ctx = sh.module.make_context();
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
@@ -185,6 +197,7 @@ fn compile(
                   ctx: &mut cranelift_codegen::Context,
                   id: FuncId,
                   owner: ir::FnId,
+                  code: Code,
                   funcs: &mut Vec<(FuncId, ir::FnId, u32)>,
                   clif: &mut String,
                   lowered: Instant,
@@ -208,6 +221,7 @@ fn compile(
             .map_err(|e| format!("{e:?}"))?;
         let size = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
         funcs.push((id, owner, size));
+        sh.calls.record(id, code, ctx.compiled_code());
         sh.module.clear_context(ctx);
         *emit_time += t.elapsed();
         Ok(())
@@ -223,6 +237,7 @@ fn compile(
             &mut ctx,
             fns[i],
             fid,
+            Code::Fn(fid),
             &mut funcs,
             &mut clif,
             t,
@@ -242,6 +257,7 @@ fn compile(
                 &mut ctx,
                 l.id,
                 l.owner,
+                Code::Lambda(l.owner, l.expr),
                 &mut funcs,
                 &mut clif,
                 t,
@@ -264,6 +280,7 @@ fn compile(
             &mut ctx,
             wid,
             f,
+            Code::Wrapper,
             &mut funcs,
             &mut clif,
             t,
@@ -281,11 +298,66 @@ fn compile(
         dd.write_function_addr(0, r);
         sh.module.define_data(did, &dd).map_err(|e| e.to_string())?;
     }
+    // The entry trampoline `() -> main()`: main's frame record then
+    // holds a known return address, where a call chain ends.
+    let mut entry = None;
+    let main_id = program
+        .main()
+        .map(|m| (m, fns[m.into_raw().into_u32() as usize]));
+    let main_sig = main_id
+        .map(|(_, id)| {
+            sh.module
+                .declarations()
+                .get_function_decl(id)
+                .signature
+                .clone()
+        })
+        .filter(|s| s.params.is_empty());
+    if let (Some((m, main_id)), Some(_), false) = (main_id, main_sig, want_clif) {
+        let mut sig = sh.module.make_signature();
+        sig.returns.push(cranelift_codegen::ir::AbiParam::new(
+            cranelift_codegen::ir::types::I64,
+        ));
+        let id = sh
+            .module
+            .declare_function("sspur_entry", Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        ctx.func.signature = sig;
+        let mut b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let block = b.create_block();
+        b.switch_to_block(block);
+        let r = sh.module.declare_func_in_func(main_id, b.func);
+        let call = b.ins().call(r, &[]);
+        let first = b.inst_results(call).first().copied();
+        let v = match first {
+            Some(v) => v,
+            None => b.ins().iconst(cranelift_codegen::ir::types::I64, 0),
+        };
+        b.ins().return_(&[v]);
+        b.seal_all_blocks();
+        b.finalize(sh.module.target_config());
+        let owner = m;
+        define(
+            &mut sh,
+            &mut ctx,
+            id,
+            owner,
+            Code::Entry,
+            &mut funcs,
+            &mut clif,
+            t,
+            &mut lower_time,
+            &mut emit_time,
+        )?;
+        entry = Some(id);
+    }
     if want_clif {
         clif = name_functions(&clif, sh.module);
     }
     let types = std::mem::take(&mut sh.types.descs);
     let sites = std::mem::take(&mut sh.sites);
+    let calls = std::mem::take(&mut sh.calls);
     let t = Instant::now();
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let finalize = t.elapsed();
@@ -296,6 +368,8 @@ fn compile(
     Ok(Compiled {
         module,
         main,
+        entry,
+        calls,
         funcs,
         types,
         sites,
@@ -377,7 +451,17 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
         eprintln!("sspur: the program has no main function");
         return 1;
     };
-    let entry = compiled.module.get_finalized_function(main) as usize;
+    let entry = compiled
+        .module
+        .get_finalized_function(compiled.entry.unwrap_or(main)) as usize;
+    let chains = compiled
+        .entry
+        .map(|e| {
+            compiled
+                .calls
+                .table(&compiled.module, program, &opts.path, e)
+        })
+        .map(Box::new);
     let ranges: Vec<(usize, usize, String)> = compiled
         .funcs
         .iter()
@@ -408,6 +492,9 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
             rt::sspur_rt_init();
             rt::set_site_names(names);
             overflow::install(ranges, fallback);
+            if let Some(t) = chains {
+                rt::backtrace::install(t);
+            }
             // SAFETY: `entry` is the finalized code of `main`, which takes no
             // arguments and returns one word.
             let f: extern "C" fn() -> i64 = unsafe { std::mem::transmute(entry) };

@@ -175,6 +175,20 @@ fn pc_sp(_ctx: *mut libc::c_void) -> (usize, usize) {
     (0, 0)
 }
 
+/// The link register of the faulting context (aarch64; 0 elsewhere): the
+/// return address when the fault is a function's first instruction.
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+fn link_register(ctx: *mut libc::c_void) -> usize {
+    let uc = ctx as *const libc::ucontext_t;
+    // SAFETY: the kernel's ucontext of the signal being handled.
+    unsafe { (*uc).uc_mcontext.regs[30] as usize }
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "aarch64")))]
+fn link_register(_ctx: *mut libc::c_void) -> usize {
+    0
+}
+
 /// The general registers of the faulting context (check-mode reports).
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
@@ -247,7 +261,13 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
         let (pc, sp) = pc_sp(ctx);
         let loc = locate(table, pc, sp);
         if in_guard {
-            rt::trap_from_signal(b"stack overflow", loc.as_bytes());
+            let fault = rt::backtrace::Fault {
+                pc,
+                fp: sp,
+                sp: stack_pointer(ctx),
+                lr: link_register(ctx),
+            };
+            rt::trap_from_signal(b"stack overflow", loc.as_bytes(), fault);
         }
         // Check mode turns a use of a freed block into a report.
         let (regs, n) = gp_regs(ctx);

@@ -101,6 +101,17 @@ impl<'p> Frame<'p> {
     }
 }
 
+/// What an active call runs, for trap call chains.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Active {
+    Fn(FnId),
+    /// A lambda: the function it is written in and its expression.
+    Lambda(FnId, ExprId),
+}
+
+/// The call offset of `main`'s entry, which no Sspur call made.
+pub(crate) const NO_CALL_SITE: u32 = u32::MAX;
+
 /// Calls deeper than this trap with `stack overflow` whatever the stack left.
 pub(crate) const MAX_DEPTH: usize = 1_500_000;
 /// Stack kept free below the budget for the work between two calls.
@@ -116,6 +127,10 @@ pub(crate) struct Interp<'p> {
     pub(crate) out: Vec<u8>,
     pub(crate) tx: std::sync::mpsc::Sender<Msg>,
     pub(crate) depth: usize,
+    /// The active Sspur calls, outermost first: what was called and the
+    /// byte offset of the call ([`NO_CALL_SITE`] for `main`). A trap leaves
+    /// it as it was at the trap, for the call chain.
+    pub(crate) calls: Vec<(Active, u32)>,
     pub(crate) stack_base: usize,
     pub(crate) stack_size: usize,
     pub(crate) allocated: u64,
@@ -321,10 +336,12 @@ impl<'p> Interp<'p> {
         None
     }
 
-    /// Calls top-level function `f`. Kept lean: it is on the native stack
-    /// once per Sspur call.
+    /// Calls top-level function `f` from the call at byte offset `at`.
+    /// Kept lean: it is on the native stack once per Sspur call. The call
+    /// stays on `calls` when it ends in an error (a trap's call chain).
     #[inline(never)]
-    pub(crate) fn call_fn(&mut self, f: FnId, args: Vec<Value>) -> R<Value> {
+    pub(crate) fn call_fn(&mut self, f: FnId, args: Vec<Value>, at: u32) -> R<Value> {
+        self.calls.push((Active::Fn(f), at));
         if let Some(c) = self.enter(self.prog.fn_span(f).start) {
             return Err(c);
         }
@@ -335,6 +352,9 @@ impl<'p> Interp<'p> {
         let r = self.eval(&mut fr, root);
         let r = self.finish_call(&fr, root, r);
         self.depth -= 1;
+        if r.is_ok() {
+            self.calls.pop();
+        }
         r
     }
 
@@ -361,10 +381,10 @@ impl<'p> Interp<'p> {
 
     /// Calls a function value (a top-level function or a closure).
     #[inline(never)]
-    pub(crate) fn call_value(&mut self, f: &Value, args: Vec<Value>) -> R<Value> {
+    pub(crate) fn call_value(&mut self, f: &Value, args: Vec<Value>, at: u32) -> R<Value> {
         match f {
-            Value::Func(id) => self.call_fn(*id, args),
-            Value::Closure(c) => self.call_closure(c.clone(), args),
+            Value::Func(id) => self.call_fn(*id, args, at),
+            Value::Closure(c) => self.call_closure(c.clone(), args, at),
             _ => Err(Box::new(Ctrl::Fatal(
                 "internal error: call of a value that is not a function".into(),
             ))),
@@ -372,17 +392,21 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(never)]
-    fn call_closure(&mut self, c: Rc<Closure>, args: Vec<Value>) -> R<Value> {
+    fn call_closure(&mut self, c: Rc<Closure>, args: Vec<Value>, at: u32) -> R<Value> {
         let (mut fr, body) = match Frame::for_closure(self.prog, &c, args) {
             Some(x) => x,
             None => return Err(type_error("closure without a lambda")),
         };
+        self.calls.push((Active::Lambda(c.fn_id, c.lambda), at));
         if let Some(c) = self.enter(fr.smap.expr(c.lambda).start) {
             return Err(c);
         }
         let r = self.eval(&mut fr, body);
         let r = self.finish_call(&fr, body, r);
         self.depth -= 1;
+        if r.is_ok() {
+            self.calls.pop();
+        }
         r
     }
 
@@ -787,7 +811,7 @@ impl<'p> Interp<'p> {
     ) -> R<Value> {
         match callee {
             Callee::Fn(f) => match self.eval_args(fr, args) {
-                Ok(vals) => self.call_fn(*f, vals),
+                Ok(vals) => self.call_fn(*f, vals, fr.smap.expr(e).start),
                 Err(c) => Err(c),
             },
             _ => self.eval_call_other(fr, e, callee, args),
@@ -795,10 +819,16 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(never)]
-    fn eval_call_indirect(&mut self, fr: &mut Frame<'p>, c: ExprId, args: &[ExprId]) -> R<Value> {
+    fn eval_call_indirect(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        c: ExprId,
+        args: &[ExprId],
+    ) -> R<Value> {
         let f = self.eval(fr, c)?;
         let vals = self.eval_args(fr, args)?;
-        self.call_value(&f, vals)
+        self.call_value(&f, vals, fr.smap.expr(e).start)
     }
 
     #[inline(never)]
@@ -812,9 +842,9 @@ impl<'p> Interp<'p> {
         match callee {
             Callee::Fn(f) => {
                 let vals = self.eval_args(fr, args)?;
-                self.call_fn(*f, vals)
+                self.call_fn(*f, vals, fr.smap.expr(e).start)
             }
-            Callee::Value(c) => self.eval_call_indirect(fr, *c, args),
+            Callee::Value(c) => self.eval_call_indirect(fr, e, *c, args),
             Callee::Builtin(b) => {
                 let vals = self.eval_args(fr, args)?;
                 self.eval_builtin(fr, e, *b, vals)

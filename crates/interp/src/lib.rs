@@ -20,7 +20,7 @@ mod value;
 use std::fmt;
 use std::io::Write;
 
-use eval::{Ctrl, Interp, Msg};
+use eval::{Active, Ctrl, Interp, Msg, NO_CALL_SITE};
 
 /// How to run a program.
 #[derive(Clone, Debug, Default)]
@@ -139,6 +139,31 @@ pub fn run(
     })
 }
 
+/// The call chain of a trap (`rt::backtrace`, the lines native code
+/// prints): the calls active at the trap, innermost first.
+fn call_chain(it: &Interp, text: &mut String) {
+    let mut out = Vec::new();
+    let shown = it.calls.iter().rev().take(rt::backtrace::SHOWN);
+    for &(what, at) in shown {
+        let name = match what {
+            Active::Fn(f) => it.prog.items.fns[f].name.to_string(),
+            Active::Lambda(owner, e) => {
+                let start = it.prog.source_map(owner).expr(e).start;
+                format!("lambda at {}", it.pos(start))
+            }
+        };
+        let at = (at != NO_CALL_SITE).then(|| it.pos(at));
+        rt::backtrace::write_frame(
+            &mut |b| out.extend_from_slice(b),
+            name.as_bytes(),
+            at.as_deref().map(str::as_bytes),
+        );
+    }
+    let rest = it.calls.len().saturating_sub(rt::backtrace::SHOWN);
+    rt::backtrace::write_more(&mut |b| out.extend_from_slice(b), rest);
+    text.push_str(&String::from_utf8_lossy(&out));
+}
+
 fn failed() -> Outcome {
     Outcome {
         exit_code: EXIT_DROP_CHECK,
@@ -163,6 +188,7 @@ fn run_on_this_thread(
         out: Vec::new(),
         tx,
         depth: 0,
+        calls: Vec::new(),
         stack_base: eval::stack_pointer(),
         stack_size,
         allocated: 0,
@@ -174,12 +200,16 @@ fn run_on_this_thread(
             it.write_err("error: the program has no `main` function\n".into());
             EXIT_DROP_CHECK
         }
-        Some(main) => match it.call_fn(main, Vec::new()) {
+        Some(main) => match it.call_fn(main, Vec::new(), NO_CALL_SITE) {
             Ok(_) => 0,
             Err(c) => match *c {
                 Ctrl::Trap(msg, offset) => {
                     it.flush_out();
-                    let text = format!("trap: {msg} at {}\n", it.pos(offset));
+                    let mut text = format!("trap: {msg} at {}\n", it.pos(offset));
+                    let on = rt::Settings::from_env().map_or(true, |s| s.backtrace);
+                    if on {
+                        call_chain(&it, &mut text);
+                    }
                     it.write_err(text);
                     EXIT_TRAP
                 }

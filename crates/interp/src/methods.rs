@@ -432,7 +432,7 @@ fn list_closure_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> 
             let f = arg(&args, 0);
             let mut keyed = Vec::with_capacity(items.len());
             for x in items {
-                let k = it.call_value(&f, vec![x.clone()])?;
+                let k = it.call_value(&f, vec![x.clone()], site.offset)?;
                 it.share(&x);
                 keyed.push((k, x));
             }
@@ -445,7 +445,7 @@ fn list_closure_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> 
             let f = arg(&args, 0);
             let mut out = Vec::with_capacity(items.len());
             for x in items {
-                out.push(it.call_value(&f, vec![x])?);
+                out.push(it.call_value(&f, vec![x], site.offset)?);
             }
             Value::List(it.new_list(out, site))
         }
@@ -454,7 +454,7 @@ fn list_closure_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> 
             let f = arg(&args, 0);
             let mut out = Vec::new();
             for x in items {
-                if it.call_value(&f, vec![x.clone()])?.as_bool() {
+                if it.call_value(&f, vec![x.clone()], site.offset)?.as_bool() {
                     it.share(&x);
                     out.push(x);
                 }
@@ -466,7 +466,7 @@ fn list_closure_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> 
             let f = arg(&args, 0);
             let mut out = Vec::new();
             for x in items {
-                let ys = it.call_value(&f, vec![x])?;
+                let ys = it.call_value(&f, vec![x], site.offset)?;
                 let ys = list_of(&ys)?.items();
                 let n = (out.len() + ys.len()) as u128;
                 if !limit::list_fits(n, limit::elem_bytes(ys.first()))
@@ -486,7 +486,7 @@ fn list_closure_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> 
             let mut acc = arg(&args, 0);
             let f = arg(&args, 1);
             for x in items {
-                acc = it.call_value(&f, vec![acc, x])?;
+                acc = it.call_value(&f, vec![acc, x], site.offset)?;
             }
             acc
         }
@@ -496,7 +496,7 @@ fn list_closure_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> 
             let want = m == ListAny;
             let mut result = !want;
             for x in items {
-                if it.call_value(&f, vec![x])?.as_bool() == want {
+                if it.call_value(&f, vec![x], site.offset)?.as_bool() == want {
                     result = want;
                     break;
                 }
@@ -508,7 +508,7 @@ fn list_closure_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> 
             let f = arg(&args, 0);
             let mut found = Value::None;
             for x in items {
-                if it.call_value(&f, vec![x.clone()])?.as_bool() {
+                if it.call_value(&f, vec![x.clone()], site.offset)?.as_bool() {
                     it.share(&x);
                     found = some(x);
                     break;

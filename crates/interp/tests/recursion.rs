@@ -191,6 +191,17 @@ fn a_million_nested_calls_work() {
 fn unbounded_recursion_traps_at_the_function_name() {
     let (out, err, outcome) = run(&program(1, false));
     assert_eq!(out, "");
-    assert_eq!(err, "trap: stack overflow at deep.ssp:1:4\n");
+    // The first line as before, then the innermost 20 calls of the chain.
+    let mut lines = err.lines();
+    assert_eq!(lines.next(), Some("trap: stack overflow at deep.ssp:1:4"));
+    let chain: Vec<&str> = lines.collect();
+    assert_eq!(chain.len(), 21, "{err}");
+    assert!(
+        chain[..20]
+            .iter()
+            .all(|l| l.starts_with("  in down (called at deep.ssp:")),
+        "{err}"
+    );
+    assert_eq!(chain[20], "  ... over 10000 more frames");
     assert_eq!(outcome.exit_code, 101);
 }

@@ -68,7 +68,7 @@ pub extern "C" fn sspur_collect() {
     crate::gc::collect(rt);
 }
 
-/// Flushes stdout, prints "trap: {msg} at {loc}\n" to stderr (loc = "path:line:col"; if loc_len == 0 prints "trap: {msg}\n"), prints the exit reports, exits with code 101.
+/// Flushes stdout, prints "trap: {msg} at {loc}\n" to stderr (loc = "path:line:col"; if loc_len == 0 prints "trap: {msg}\n"), then the call chain (`backtrace`, unless SSPUR_BACKTRACE=0), prints the exit reports, exits with code 101.
 ///
 /// # Safety
 /// `(msg, msg_len)` and `(loc, loc_len)` must be readable byte strings.
@@ -93,6 +93,9 @@ pub unsafe extern "C" fn sspur_trap(
     }
     line.push(b'\n');
     write_stderr_raw(&line);
+    if rt.settings.backtrace {
+        crate::backtrace::print_here();
+    }
     finish(rt);
     std::process::exit(101)
 }
@@ -202,7 +205,10 @@ pub fn check_fault_report(how: &str, loc: &str, words: &mut dyn Iterator<Item = 
 /// formatted first); then stdout's buffer is written out, the exit reports
 /// are printed when they were asked for (that formats, so it is the last
 /// thing tried), and the process ends with `_exit(101)`.
-pub fn trap_from_signal(msg: &[u8], loc: &[u8]) -> ! {
+///
+/// The call chain follows the first line (`fault`: the faulting context,
+/// see `backtrace::print_at_fault`), unless `SSPUR_BACKTRACE=0`.
+pub fn trap_from_signal(msg: &[u8], loc: &[u8], fault: crate::backtrace::Fault) -> ! {
     write_fd(2, b"trap: ");
     write_fd(2, msg);
     if !loc.is_empty() {
@@ -211,6 +217,9 @@ pub fn trap_from_signal(msg: &[u8], loc: &[u8]) -> ! {
     }
     write_fd(2, b"\n");
     let rt = crate::state::rt_unchecked();
+    if rt.settings.backtrace {
+        crate::backtrace::print_at_fault(fault);
+    }
     flush(rt);
     if rt.settings.gc_stats != crate::config::StatsMode::Off || rt.settings.alloc_report {
         finish(rt);

@@ -38,6 +38,8 @@ pub struct Settings {
     pub fail_alloc_at: u64,
     /// `SSPUR_MAX_HEAP_MB` in bytes; 0 = the default, [`default_max_heap`].
     pub max_heap_bytes: usize,
+    /// `SSPUR_BACKTRACE`: print the call chain under a trap (default on).
+    pub backtrace: bool,
 }
 
 impl Settings {
@@ -50,6 +52,7 @@ impl Settings {
         alloc_report: false,
         fail_alloc_at: 0,
         max_heap_bytes: 0,
+        backtrace: true,
     };
 
     /// The heap limit in bytes: `SSPUR_MAX_HEAP_MB`, or the default.
@@ -161,6 +164,13 @@ impl Settings {
                 })?;
             s.max_heap_bytes = mb << 20;
         }
+        if let Some(v) = get("SSPUR_BACKTRACE") {
+            s.backtrace = match v.as_str() {
+                "1" | "" => true,
+                "0" => false,
+                _ => return Err(bad("SSPUR_BACKTRACE", &v, "expected `0` or `1`")),
+            };
+        }
         Ok(s)
     }
 
@@ -267,6 +277,9 @@ mod tests {
             (&[("SSPUR_MAX_HEAP_MB", "64")], |s| {
                 s.max_heap() == 64 << 20 && !s.counting()
             }),
+            (&[("SSPUR_BACKTRACE", "0")], |s| {
+                !s.backtrace && !s.counting()
+            }),
         ];
         for (env, ok) in cases {
             let s = parse(env).unwrap();
@@ -288,6 +301,7 @@ mod tests {
             ("SSPUR_FAIL_ALLOC_AT", "0"),
             ("SSPUR_FAIL_ALLOC_AT", "x"),
             ("SSPUR_MAX_HEAP_MB", "0"),
+            ("SSPUR_BACKTRACE", "no"),
             ("SSPUR_MAX_HEAP_MB", "1e3"),
         ];
         for (k, v) in cases {

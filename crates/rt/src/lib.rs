@@ -12,6 +12,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
+pub mod backtrace;
 pub mod config;
 mod gc;
 pub mod heap;

@@ -46,11 +46,13 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, *lhs, *rhs),
             ExprKind::Call { callee, args } => self.call(e, callee, args, &ty),
+            // The closure calls of a method (`map`, `fold`, ..) are
+            // calls at the method's position in trap call chains.
             ExprKind::Method {
                 method,
                 receiver,
                 args,
-            } => self.method(e, *method, *receiver, args, &ty),
+            } => self.at_call(e, None, |s| s.method(e, *method, *receiver, args, &ty)),
             ExprKind::Index { base, index } => self.index(e, *base, *index, &ty),
             ExprKind::Field { base, index } => {
                 let bty = self.body[*base].ty.clone();
@@ -448,7 +450,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 }
                 let id = self.sh.fns[f.into_raw().into_u32() as usize];
                 let r = self.fref(id);
-                let call = self.b.ins().call(r, &flat);
+                let call = self.at_call(e, Some(id), |s| s.b.ins().call(r, &flat));
                 let v = self.b.inst_results(call).to_vec();
                 Some(self.fit(v, words(ty)))
             }
@@ -459,7 +461,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 for a in args {
                     flat.extend(self.expr(*a)?);
                 }
-                let v = self.call_closure(clo, &cty, flat);
+                let v = self.at_call(e, None, |s| s.call_closure(clo, &cty, flat));
                 Some(self.fit(v, words(ty)))
             }
             Callee::Builtin(bi) => self.builtin(e, *bi, args, ty),

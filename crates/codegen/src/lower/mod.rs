@@ -55,6 +55,8 @@ pub struct Shared<'m> {
     pub drops: bool,
     /// For printing only: static data gets stable made-up addresses.
     pub fake_statics: bool,
+    /// Sspur call positions, for trap call chains.
+    pub calls: crate::callsites::Calls,
 }
 
 impl Shared<'_> {

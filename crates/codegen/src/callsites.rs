@@ -1,0 +1,158 @@
+//! Call positions for trap call chains (`rt::backtrace`).
+//!
+//! Lowering gives each Sspur call instruction (a call of a function, of a
+//! closure, and the closure calls of a method such as `map`) a Cranelift
+//! source location: an index into [`Calls::list`], which holds the call's
+//! position and, for a direct call, the function it calls. After each
+//! function is compiled, [`Calls::record`] reads its call instructions'
+//! return addresses (`call_sites`) and the source location of each
+//! (`get_srclocs_sorted`); once the module is finalized, [`Calls::table`]
+//! turns them into the runtime's table of absolute addresses, with each
+//! function's name (`f`, or `lambda at PATH:LINE:COL` for a lambda, as the
+//! interpreter names it).
+
+use crate::lower::Lowerer;
+use cranelift_codegen::ir::SourceLoc;
+use cranelift_codegen::CompiledCode;
+use cranelift_jit::JITModule;
+use cranelift_module::FuncId;
+use ir::{ExprId, FnId, Program};
+
+/// What a compiled function is.
+#[derive(Clone, Copy, Debug)]
+pub enum Code {
+    Fn(FnId),
+    /// A lambda: the function it is written in and its expression.
+    Lambda(FnId, ExprId),
+    /// The wrapper `(env, args..)` of a function used as a value: no Sspur
+    /// frame of its own.
+    Wrapper,
+    /// The trampoline that calls `main`.
+    Entry,
+}
+
+/// Sspur calls and compiled functions of one compilation.
+#[derive(Default)]
+pub struct Calls {
+    /// Whether lowering marks calls (off for `emit clif`, whose text would
+    /// show the marks).
+    pub on: bool,
+    /// Each marked call: its byte offset in the source and the function a
+    /// direct call calls.
+    pub list: Vec<(u32, Option<FuncId>)>,
+    /// Each compiled function: its id, what it is, its code size, and its
+    /// calls' return address offsets with the marked call, if any.
+    pub funcs: Vec<(FuncId, Code, u32, Vec<CallRet>)>,
+}
+
+/// A call instruction: its return address offset in its function, and the
+/// index of the Sspur call it is (`None`: a runtime helper's call).
+pub type CallRet = (u32, Option<u32>);
+
+impl Calls {
+    /// Records the call instructions of `id`, just compiled into `cc`.
+    pub fn record(&mut self, id: FuncId, code: Code, cc: Option<&CompiledCode>) {
+        let Some(cc) = cc else { return };
+        let locs = cc.buffer.get_srclocs_sorted();
+        let calls = cc
+            .buffer
+            .call_sites()
+            .map(|s| {
+                // The range holding the call instruction (its last byte).
+                let at = s.ret_addr.saturating_sub(1);
+                let i = locs.partition_point(|l| l.start <= at);
+                let mark = i
+                    .checked_sub(1)
+                    .map(|i| &locs[i])
+                    .filter(|l| at < l.end && !l.loc.is_default())
+                    .map(|l| l.loc.bits())
+                    .filter(|&b| (b as usize) < self.list.len());
+                (s.ret_addr, mark)
+            })
+            .collect();
+        let size = cc.code_info().total_size;
+        self.funcs.push((id, code, size, calls));
+    }
+
+    /// The runtime's table, once `module` is finalized; `entry` is the
+    /// trampoline that calls `main`.
+    pub fn table(
+        &self,
+        module: &JITModule,
+        program: &Program,
+        path: &str,
+        entry: FuncId,
+    ) -> rt::backtrace::Table {
+        let pos = |offset: u32| {
+            let (l, c) = program.line_col(offset);
+            format!("{path}:{l}:{c}")
+        };
+        let mut funcs = Vec::new();
+        let mut calls = Vec::new();
+        let mut entry_ret = 0;
+        for (id, code, size, sites) in &self.funcs {
+            let start = module.get_finalized_function(*id) as usize;
+            let name = match code {
+                Code::Fn(f) => Some(program.items.fns[*f].name.to_string()),
+                Code::Lambda(owner, e) => Some(format!(
+                    "lambda at {}",
+                    pos(program.source_map(*owner).expr(*e).start)
+                )),
+                Code::Wrapper | Code::Entry => None,
+            };
+            funcs.push(rt::backtrace::Func {
+                start,
+                end: start + *size as usize,
+                name,
+            });
+            for &(ret, mark) in sites {
+                let ret = start + ret as usize;
+                if *id == entry {
+                    entry_ret = ret;
+                }
+                let (at, target) = match mark {
+                    Some(m) => {
+                        let (offset, target) = self.list[m as usize];
+                        let target =
+                            target.map_or(0, |t| module.get_finalized_function(t) as usize);
+                        (Some(pos(offset)), target)
+                    }
+                    None => (None, 0),
+                };
+                calls.push(rt::backtrace::Call { ret, at, target });
+            }
+        }
+        funcs.sort_by_key(|f| f.start);
+        calls.sort_by_key(|c| c.ret);
+        rt::backtrace::Table {
+            funcs,
+            calls,
+            entry_ret,
+            stack_lo: 0,
+            stack_hi: 0,
+        }
+    }
+}
+
+impl Lowerer<'_, '_, '_> {
+    /// Marks the instructions emitted by `f` as the Sspur call at `e`
+    /// (calling `target` directly, when known); nested calls mark their own.
+    pub(crate) fn at_call<T>(
+        &mut self,
+        e: ExprId,
+        target: Option<FuncId>,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        if !self.sh.calls.on {
+            return f(self);
+        }
+        let offset = self.prog.source_map(self.owner).expr(e).start;
+        let prev = self.b.srcloc();
+        self.sh.calls.list.push((offset, target));
+        let mark = SourceLoc::new((self.sh.calls.list.len() - 1) as u32);
+        self.b.set_srcloc(mark);
+        let out = f(self);
+        self.b.set_srcloc(prev);
+        out
+    }
+}
