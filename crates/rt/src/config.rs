@@ -207,7 +207,10 @@ pub fn default_max_heap() -> usize {
 }
 
 fn physical_memory() -> Option<usize> {
+    // SAFETY: sysconf takes a name constant and only returns a value (-1 on
+    // error, checked below); it has no pointer arguments.
     let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+    // SAFETY: as above.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     (pages > 0 && size > 0).then(|| (pages as usize).saturating_mul(size as usize))
 }

@@ -14,6 +14,10 @@ use crate::tier::Tier;
 
 /// One past the highest address of the calling thread's stack, 0 if unknown.
 pub fn stack_base() -> usize {
+    // SAFETY: `attr` is a zeroed `pthread_attr_t` that `pthread_getattr_np`
+    // initialises for the calling thread (we return before using it if that
+    // fails); `addr` and `size` are live locals the getter writes; `attr` is
+    // destroyed once, after its last use.
     unsafe {
         let mut attr: libc::pthread_attr_t = std::mem::zeroed();
         if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
@@ -54,6 +58,9 @@ pub fn collect(rt: &mut Rt) {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn spill_callee_saved(regs: &mut [usize; 12]) {
+    // SAFETY: the asm only stores six registers into `regs[0..6]`, through
+    // the pointer of a `&mut [usize; 12]` (exclusive, aligned, 96 bytes); it
+    // reads registers without changing them, touches no stack and no flags.
     unsafe {
         std::arch::asm!(
             "mov [{0}], rbx",
@@ -71,6 +78,10 @@ fn spill_callee_saved(regs: &mut [usize; 12]) {
 #[cfg(target_arch = "aarch64")]
 #[inline(always)]
 fn spill_callee_saved(regs: &mut [usize; 12]) {
+    // SAFETY: the asm only stores eleven registers into `regs[0..11]`,
+    // through the pointer of a `&mut [usize; 12]` (exclusive, 8-byte aligned,
+    // 96 bytes); it reads registers without changing them, touches no stack
+    // and no flags.
     unsafe {
         std::arch::asm!(
             "stp x19, x20, [{0}]",
@@ -102,17 +113,30 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize) {
     valgrind_make_defined(sp, base - sp);
     let mut a = sp;
     while a + 8 <= base {
+        // SAFETY: `collect` checked that this is the owner thread, whose
+        // stack base `init` recorded, and `sp` is an 8-aligned address in
+        // `collect`'s frame on that stack; every word from there up to the
+        // base belongs to a live frame of this thread and is mapped. We only
+        // read it as an integer. (A conservative scan also reads padding and
+        // dead slots, which the Rust abstract machine calls uninitialised;
+        // the words are plain machine words here and are only compared.)
         let w = unsafe { *(a as *const usize) };
         mark_root_word(rt, w, &mut stack);
         a += 8;
     }
     for i in 0..rt.roots.len() {
+        // SAFETY: `add_root`'s contract: a registered word stays readable
+        // for the rest of the run; it is a `*const usize`, so aligned.
         let w = unsafe { *rt.roots[i] };
         mark_word(rt, w, &mut stack, Some(&mut found));
     }
     while let Some((b, len)) = stack.pop() {
         let mut a = b;
         while a + 8 <= b + len {
+            // SAFETY: `(b, len)` was pushed by `mark_block` for an allocated
+            // pointer block of an in-use page (`lookup` found it), so
+            // `b..b + len` is mapped, and nothing frees or releases pages
+            // during marking; `b` is 16-aligned and `a` steps by 8 inside it.
             let w = unsafe { *(a as *const usize) };
             mark_word(rt, w, &mut stack, Some(&mut found));
             a += 8;
@@ -139,6 +163,9 @@ fn prepare(rt: &mut Rt) {
             let page = &mut h.pages[id];
             let i = page.index_of(f);
             Page::clear(&mut page.alloc, i);
+            // SAFETY: `f` is a non-zero free-list entry, the base of a free
+            // block of an in-use page (heap invariant, see `Heap::pop_free`);
+            // its first word is the aligned link to the next entry.
             f = unsafe { *(f as *const usize) };
         }
         h.classes[k].free = 0;
@@ -246,6 +273,11 @@ fn audit(rt: &mut Rt, reachable: &mut Vec<usize>) {
     for base in quarantined {
         let (id, i) = locate(rt, base);
         let page = &rt.heap.pages[id];
+        // SAFETY: `base` is a quarantined block (a key of `free_sites`):
+        // check mode keeps its alloc and quarantine bits set forever, so the
+        // sweep never frees it and its page is never released; the block's
+        // `block_size` bytes are mapped. The program is stopped in the
+        // collector, so nothing writes them while this slice lives.
         let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, page.block_size) };
         if let Some(off) = bytes.iter().position(|&b| b != 0xA5) {
             msgs.push(format!(
@@ -255,6 +287,8 @@ fn audit(rt: &mut Rt, reachable: &mut Vec<usize>) {
                 rt.site_name(rt.free_sites.get(&base).copied().unwrap_or(0)),
             ));
             // Refill so one write is reported once.
+            // SAFETY: the same quarantined, mapped block; `bytes` is not used
+            // after this point, so the write aliases no live reference.
             unsafe { std::ptr::write_bytes(base as *mut u8, 0xA5, page.block_size) };
         }
     }
@@ -292,6 +326,10 @@ fn sweep(rt: &mut Rt) {
                     crate::heap::note_death(page, i, &mut rt.heap.tier);
                     if page.kind as usize == POINTER && page.class != LARGE {
                         let b = page.block_addr(i);
+                        // SAFETY: block `i` of an in-use small page lies in
+                        // the page's mapping; it is unmarked garbage, so no
+                        // root or live block points at it and no Rust
+                        // reference covers heap memory.
                         unsafe { std::ptr::write_bytes(b as *mut u8, 0, page.block_size) };
                     }
                 }
@@ -336,6 +374,10 @@ fn valgrind_make_defined(addr: usize, len: usize) {
     // VG_USERREQ__MAKE_MEM_DEFINED_IF_ADDRESSABLE = TOOL_BASE('M','C') + 11
     let args: [usize; 6] = [0x4D43_0000 + 11, addr, len, 0, 0, 0];
     let mut result: usize = 0;
+    // SAFETY: valgrind's client-request preamble: the rotates of rdi sum to
+    // 128 (rdi is unchanged and declared clobbered anyway) and `xchg rbx,
+    // rbx` is a no-op on hardware; under valgrind it reads the six words of
+    // `args` (a live local) and writes rdx. No memory of ours is written.
     unsafe {
         std::arch::asm!(
             "rol rdi, 3",

@@ -256,6 +256,10 @@ impl<T: Tier> Heap<T> {
         if leaf.is_null() {
             return 0;
         }
+        // SAFETY: a non-null leaf is a live `os_map(4 << LEAF_BITS)` mapping
+        // (65536 u32 entries, page-aligned) made by `map_set` and unmapped
+        // only by `release_all`, which nulls the slot; the index is masked
+        // below 65536, so the read is in bounds and aligned.
         unsafe { *leaf.add(key & ((1 << LEAF_BITS) - 1)) }
     }
 
@@ -271,6 +275,10 @@ impl<T: Tier> Heap<T> {
                 None => return false,
             }
         }
+        // SAFETY: `top[t]` is non-null here, so it is a live leaf mapping of
+        // 65536 u32 entries (mapped just above or earlier, see `map_get`);
+        // the index is masked below 65536. The leaf is reached only through
+        // `&mut self`, so no other reference aliases the entry.
         unsafe { *self.top[t].add(key & ((1 << LEAF_BITS) - 1)) = val };
         true
     }
@@ -380,6 +388,13 @@ impl<T: Tier> Heap<T> {
     fn pop_free(&mut self, k: usize, kind: usize) -> *mut u8 {
         let cs = &mut self.classes[k];
         let f = cs.free;
+        // SAFETY: callers pop only when `cs.free != 0`; every free-list entry
+        // is the base of a block of an in-use page (pushed by `free_block` or
+        // `thread_page`), and pages are released only by a sweep, after the
+        // collector moved every free list back into the bits, so `f` is
+        // mapped read/write. Blocks are 16-byte aligned and at least 16 bytes,
+        // so its first word (the link) is aligned and in bounds. A free block
+        // is referenced by nothing but this list, so the write aliases nothing.
         unsafe {
             cs.free = *(f as *const usize);
             if kind == POINTER {
@@ -438,6 +453,10 @@ impl<T: Tier> Heap<T> {
             if !Page::bit(&page.alloc, i) {
                 Page::set(&mut page.alloc, i);
                 let b = page.block_addr(i);
+                // SAFETY: `page` is in use (checked above), so block `i <
+                // nblocks` lies inside its mapped 64 KB; blocks are 16-byte
+                // aligned and at least 16 bytes. Its alloc bit was clear, so
+                // it is free and no program value or list points at it.
                 unsafe { *(b as *mut usize) = head };
                 head = b;
                 any = true;
@@ -644,6 +663,10 @@ impl<T: Tier> Heap<T> {
     pub fn release_small(&mut self, id: usize) {
         let base = self.pages[id].base;
         self.unmap_descriptor(id);
+        // SAFETY: `base` is a 64 KB page of one of our reservations (the
+        // sweep releases only pages with no allocated block), so discarding
+        // its contents touches no live value or Rust object; the range stays
+        // mapped and reads as zeros when reused.
         unsafe { libc::madvise(base as *mut libc::c_void, PAGE_SIZE, libc::MADV_DONTNEED) };
         self.free_pages.push(base);
     }
@@ -666,10 +689,17 @@ impl<T: Tier> Heap<T> {
         }
         let base = page.block_addr(i);
         if page.kind as usize == POINTER {
+            // SAFETY: callers pass (id, i) from `lookup`, so page `id` is in
+            // use and block `i` is allocated: `block_size` bytes from `base`
+            // lie in the page's mapping. The block is being freed: the
+            // program gives up its pointers to it, and no Rust reference
+            // into heap memory outlives a helper call.
             unsafe { ptr::write_bytes(base as *mut u8, 0, page.block_size) };
         }
         let class = page.class as usize;
         let cs = &mut self.classes[page.kind as usize * NUM_CLASSES + class];
+        // SAFETY: as above, `base` is a mapped small block, 16-byte aligned
+        // and at least 16 bytes, so its first word can hold the link.
         unsafe { *(base as *mut usize) = cs.free };
         cs.free = base;
         self.tier.free(&mut cs.frees);
@@ -729,6 +759,9 @@ impl<T: Tier> Heap<T> {
             let mut f = cs.free;
             while f != 0 {
                 live[class] -= 1;
+                // SAFETY: `f` is a non-zero free-list entry: the base of a
+                // free block of an in-use page (see `pop_free`), aligned, whose
+                // first word is the next link.
                 f = unsafe { *(f as *const usize) };
             }
         }
@@ -790,6 +823,9 @@ impl<T: Tier> Default for Heap<T> {
 // ---- OS memory ----
 
 fn os_map(len: usize) -> Option<usize> {
+    // SAFETY: an anonymous private mapping at an address the kernel
+    // chooses: it cannot overlap any existing object, and failure is
+    // reported as MAP_FAILED, checked below.
     let p = unsafe {
         libc::mmap(
             ptr::null_mut(),
@@ -823,5 +859,9 @@ fn os_map_aligned(len: usize) -> Option<usize> {
 }
 
 fn os_unmap(addr: usize, len: usize) {
+    // SAFETY: callers unmap only ranges they mapped with `os_map` and no
+    // longer use: the trimmed ends of an aligned mapping, a released large
+    // block, a leaf or reservation in `release_all`. No Rust reference
+    // points into heap mappings.
     unsafe { libc::munmap(addr as *mut libc::c_void, len) };
 }

@@ -350,6 +350,10 @@ impl Rt {
     fn quarantine(&mut self, id: usize, i: usize, site: u32) {
         let page = &mut self.heap.pages[id];
         let base = page.block_addr(i);
+        // SAFETY: (id, i) comes from `heap.lookup`, so block `i` is allocated
+        // in in-use page `id` and its `block_size` bytes are mapped; the
+        // program is giving the block up, and no Rust reference covers heap
+        // memory across this call.
         unsafe { std::ptr::write_bytes(base as *mut u8, 0xA5, page.block_size) };
         crate::heap::Page::set(&mut page.quarantine, i);
         crate::heap::Page::set(&mut page.alloc, i);
