@@ -27,16 +27,34 @@ pub const KEY_STR: u64 = 1;
 
 type Map = *mut u64;
 
+/// Header word `i` of map `m`.
+///
+/// # Safety
+/// `m` must be a live map and `i < HEADER_WORDS`.
 unsafe fn get(m: Map, i: usize) -> u64 {
+    // SAFETY: a live map is a pointer block of at least HEADER_WORDS aligned
+    // words (allocated by `sspur_map_new`) and `i` is below that.
     unsafe { m.add(i).read() }
 }
+
+/// Sets header word `i` of map `m`.
+///
+/// # Safety
+/// As [`get`]; the caller must be the only one touching the map now.
 unsafe fn set(m: Map, i: usize, v: u64) {
+    // SAFETY: as in `get`; helpers run on the owner thread while compiled
+    // code waits, and no Rust reference to the header exists.
     unsafe { m.add(i).write(v) }
 }
 
-fn key_hash(kind: u64, k0: u64, k1: u64) -> u64 {
+/// The hash of a key.
+///
+/// # Safety
+/// For `KEY_STR`, `(k0, k1)` must be a live string.
+unsafe fn key_hash(kind: u64, k0: u64, k1: u64) -> u64 {
     let mut h = Fnv::new();
     if kind == KEY_STR {
+        // SAFETY: a Str key is a live `(ptr, len)` string (the contract).
         h.bytes(unsafe { bytes(k0, k1) });
     } else {
         h.word(k0);
@@ -45,8 +63,13 @@ fn key_hash(kind: u64, k0: u64, k1: u64) -> u64 {
     h.0 ^ (h.0 >> 29)
 }
 
-fn key_eq(kind: u64, a0: u64, a1: u64, b0: u64, b1: u64) -> bool {
+/// Whether two keys are equal.
+///
+/// # Safety
+/// For `KEY_STR`, `(a0, a1)` and `(b0, b1)` must be live strings.
+unsafe fn key_eq(kind: u64, a0: u64, a1: u64, b0: u64, b1: u64) -> bool {
     if kind == KEY_STR {
+        // SAFETY: both are live `(ptr, len)` strings (the contract).
         a1 == b1 && unsafe { bytes(a0, a1) == bytes(b0, b1) }
     } else {
         a0 == b0
@@ -56,12 +79,25 @@ fn key_eq(kind: u64, a0: u64, a1: u64, b0: u64, b1: u64) -> bool {
 /// A new empty map.
 pub extern "C" fn sspur_map_new(kind: u64, site: u32) -> Map {
     let m = mem::alloc(HEADER_WORDS * 8, true, site) as Map;
+    // SAFETY: `mem::alloc` never returns null (it traps), and a fresh zeroed
+    // pointer block of HEADER_WORDS words is a live empty map: no entries,
+    // no index.
     unsafe { set(m, KIND, kind) };
     m
 }
 
 /// Slot of the index holding `k`, or the slot where it would go.
+///
+/// # Safety
+/// `m` must be a live map with an index (`reserve` ran, as it has whenever
+/// `LEN > 0`); a Str key must be a live string.
 unsafe fn find_slot(m: Map, k0: u64, k1: u64) -> (usize, Option<usize>) {
+    // SAFETY: the index is a block of `mask + 1` slots and `i` is always
+    // masked; a slot other than 0 and TOMB holds `entry + 1` for an entry
+    // below `N <= cap`, so `e` and its key words are inside the entries
+    // block, and the stored key is a live value of the map's key kind. The
+    // index is kept at most 3/4 full (`reserve`), so the probe meets an
+    // empty slot and ends.
     unsafe {
         let kind = get(m, KIND);
         let mask = get(m, MASK) as usize;
@@ -88,7 +124,12 @@ unsafe fn find_slot(m: Map, k0: u64, k1: u64) -> (usize, Option<usize>) {
 }
 
 /// Entry number of `k`, if present.
+///
+/// # Safety
+/// `m` must be a live map; a Str key must be a live string.
 unsafe fn lookup(m: Map, k0: u64, k1: u64) -> Option<usize> {
+    // SAFETY: `m` is live; `find_slot` runs only when `LEN > 0`, and a map
+    // with an entry has an index (every insertion goes through `reserve`).
     unsafe {
         if get(m, LEN) == 0 {
             return None;
@@ -99,7 +140,22 @@ unsafe fn lookup(m: Map, k0: u64, k1: u64) -> Option<usize> {
 
 /// Makes room for one more entry: compacts removed entries and doubles the
 /// index when it would pass 3/4 full.
+///
+/// # Safety
+/// `m` must be a live map.
 unsafe fn reserve(m: Map, site: u32) {
+    // SAFETY: the old entries block holds `n <= cap` entries of ENTRY_WORDS
+    // words (null only when `n == 0`, when the loop reads nothing); the new
+    // blocks come from `mem::alloc`, which never returns null, and hold
+    // `new_cap >= len + 1 >= j` entries and `new_slots` slots, so every copy
+    // and `add` is in bounds, and a fresh block never overlaps the old one.
+    // Re-inserting `j < new_slots * 3/4` entries always finds an empty slot.
+    // A collection inside `mem::alloc` keeps `m` (the program holds it),
+    // `old` (reachable from `m`) and `entries` (in this frame, which the
+    // collector scans). The old blocks are freed last, when `m` no longer
+    // points at them and nothing else does (a map owns its entries and
+    // index blocks; `sspur_map_remove`'s result is readable only until the
+    // next put).
     unsafe {
         let n = get(m, N) as usize;
         let cap = get(m, CAP) as usize;
@@ -153,7 +209,14 @@ unsafe fn reserve(m: Map, site: u32) {
 
 /// Inserts or replaces; returns whether the key was already present (and
 /// then keeps the old key).
+///
+/// # Safety
+/// `m` must be a live map; keys and values follow the value layout.
 unsafe fn put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) -> bool {
+    // SAFETY: `lookup` gives an entry number below `N <= cap`, so its value
+    // words are inside the entries block. After `reserve`, `N < cap`, so
+    // entry `N` is in bounds, and `find_slot` returns a slot below
+    // `mask + 1`, the index's length.
     unsafe {
         if let Some(e) = lookup(m, k0, k1) {
             let e = (get(m, ENTRIES) as *mut u64).add(e * ENTRY_WORDS);
@@ -180,6 +243,7 @@ unsafe fn put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) -> bool {
 /// # Safety
 /// `m` must be a live map; keys and values follow the value layout.
 pub unsafe extern "C" fn sspur_map_put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) {
+    // SAFETY: the caller's contract is `put`'s.
     unsafe { put(m, k0, k1, v0, v1, site) };
 }
 
@@ -196,6 +260,9 @@ pub unsafe extern "C" fn sspur_map_put_owned(
     v1: u64,
     site: u32,
 ) {
+    // SAFETY: the contract is `put`'s; when the key was present the map
+    // kept its old key, so the caller's key block `k0` (a non-empty string:
+    // `k1 != 0`) is referenced by nothing else and may be freed.
     unsafe {
         if put(m, k0, k1, v0, v1, site) && k1 != 0 {
             mem::free_owned(k0 as *mut u8, site);
@@ -208,6 +275,8 @@ pub unsafe extern "C" fn sspur_map_put_owned(
 /// # Safety
 /// `m` must be a live map.
 pub unsafe extern "C" fn sspur_map_find(m: Map, k0: u64, k1: u64) -> *const u64 {
+    // SAFETY: `m` is a live map (the contract); `lookup` returns an entry
+    // below `N <= cap`, so its value words (offset 3) are in the block.
     unsafe {
         match lookup(m, k0, k1) {
             Some(e) => (get(m, ENTRIES) as *const u64).add(e * ENTRY_WORDS + 3),
@@ -222,6 +291,9 @@ pub unsafe extern "C" fn sspur_map_find(m: Map, k0: u64, k1: u64) -> *const u64 
 /// # Safety
 /// `m` must be a live map.
 pub unsafe extern "C" fn sspur_map_remove(m: Map, k0: u64, k1: u64) -> *const u64 {
+    // SAFETY: `m` is a live map (the contract) with `LEN > 0`, so it has an
+    // index; `find_slot` returns a slot below `mask + 1` and an entry below
+    // `N <= cap`, so the tombstone and state writes are in bounds.
     unsafe {
         if get(m, LEN) == 0 {
             return std::ptr::null();
@@ -243,6 +315,7 @@ pub unsafe extern "C" fn sspur_map_remove(m: Map, k0: u64, k1: u64) -> *const u6
 /// # Safety
 /// `m` must be a live map.
 pub unsafe extern "C" fn sspur_map_len(m: Map) -> i64 {
+    // SAFETY: `m` is a live map (the contract); LEN is a header word.
     unsafe { get(m, LEN) as i64 }
 }
 
@@ -251,6 +324,9 @@ pub unsafe extern "C" fn sspur_map_len(m: Map) -> i64 {
 /// # Safety
 /// `m` must be a live map.
 pub(crate) unsafe fn for_each(m: *const u64, mut f: impl FnMut(*const u64, *const u64)) {
+    // SAFETY: `m` is a live map (the contract); entries `0..N` lie in the
+    // entries block (`N <= cap`; null only when `N == 0`). The map is only
+    // read here, and `f` receives pointers at a live entry's key and value.
     unsafe {
         let m = m as Map;
         let entries = get(m, ENTRIES) as *const u64;
@@ -278,6 +354,10 @@ pub unsafe extern "C" fn sspur_map_part(
     ptrs: u64,
     site: u32,
 ) -> super::Pair {
+    // SAFETY: `m` is a live map (the contract) whose keys or values take
+    // `w` words. `for_each` calls back once per live entry, `LEN` times, so
+    // `i < len` and each copy of `w` words lands inside the fresh list of
+    // `len * w` words (null only when `len == 0`, when nothing is copied).
     unsafe {
         let len = get(m, LEN);
         let out = super::list::alloc_list(len, w * 8, ptrs != 0, site) as *mut u64;
@@ -296,6 +376,11 @@ pub unsafe extern "C" fn sspur_map_part(
 /// # Safety
 /// `m` must be a live map.
 pub unsafe extern "C" fn sspur_map_entries(m: Map, kw: u64, vw: u64, site: u32) -> super::Pair {
+    // SAFETY: `m` is a live map (the contract) with `kw`-word keys and
+    // `vw`-word values. `for_each` calls back `LEN` times, so `i < len` stays
+    // inside the fresh list of `len` words; each tuple is a fresh non-null
+    // block of `kw + vw` words, disjoint from the map. The list is in this
+    // frame (scanned) while tuples are allocated.
     unsafe {
         let len = get(m, LEN);
         let out = super::list::alloc_list(len, 8, true, site) as *mut u64;
@@ -317,6 +402,7 @@ mod tests {
 
     fn keys(m: Map) -> Vec<u64> {
         let mut out = Vec::new();
+        // SAFETY: `m` is a live map made by the test; keys are one word.
         unsafe { for_each(m, |k, _| out.push(k.read())) };
         out
     }
@@ -324,6 +410,8 @@ mod tests {
     #[test]
     fn insertion_order_survives_replace_remove_and_growth() {
         let _lock = crate::helpers::test_lock();
+        // SAFETY: `m` is a live map with word keys and values; `find` and
+        // `remove` results are read before the next put.
         unsafe {
             let m = sspur_map_new(KEY_WORD, 0);
             for k in [5u64, 1, 9] {
@@ -353,6 +441,8 @@ mod tests {
     fn string_keys_compare_by_bytes() {
         let _lock = crate::helpers::test_lock();
         let (a, b) = (String::from("key"), String::from("key"));
+        // SAFETY: `m` is a live map with Str keys; `a` and `b` outlive it, so
+        // the keys it stores stay live strings.
         unsafe {
             let m = sspur_map_new(KEY_STR, 0);
             sspur_map_put(m, a.as_ptr() as u64, 3, 1, 0, 0);

@@ -17,6 +17,9 @@ pub(crate) fn alloc_str(len: u64, site: u32) -> *mut u8 {
 pub(crate) fn fresh(b: &[u8], site: u32) -> Pair {
     let p = alloc_str(b.len() as u64, site);
     if !b.is_empty() {
+        // SAFETY: `b` is non-empty, so `alloc_str` returned a fresh block of
+        // at least `b.len()` bytes (it traps rather than return null); a
+        // block just handed out is disjoint from the live memory `b` borrows.
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
     }
     Pair(p as u64, b.len() as u64)
@@ -37,6 +40,10 @@ fn view(b: &[u8]) -> Pair {
 /// Both must be live strings.
 pub unsafe extern "C" fn sspur_str_concat(a: u64, al: u64, b: u64, bl: u64, site: u32) -> Pair {
     let p = alloc_str(al + bl, site);
+    // SAFETY: `(a, al)` and `(b, bl)` are live strings (the contract); `p` is
+    // a fresh block of `al + bl` bytes (non-null when the sum is non-zero),
+    // disjoint from both, and each copy runs only for a non-empty part and
+    // stays inside it.
     unsafe {
         if al > 0 {
             std::ptr::copy_nonoverlapping(a as *const u8, p, al as usize);
@@ -53,6 +60,7 @@ pub unsafe extern "C" fn sspur_str_concat(a: u64, al: u64, b: u64, bl: u64, site
 /// # Safety
 /// Both must be live strings.
 pub unsafe extern "C" fn sspur_str_cmp(a: u64, al: u64, b: u64, bl: u64) -> i64 {
+    // SAFETY: both are live strings (the contract), only read here.
     unsafe { bytes(a, al).cmp(bytes(b, bl)) as i64 }
 }
 
@@ -61,6 +69,7 @@ pub unsafe extern "C" fn sspur_str_cmp(a: u64, al: u64, b: u64, bl: u64) -> i64 
 /// # Safety
 /// Both must be live strings.
 pub unsafe extern "C" fn sspur_str_eq(a: u64, al: u64, b: u64, bl: u64) -> u64 {
+    // SAFETY: both are live strings (the contract), only read here.
     unsafe { (al == bl && bytes(a, al) == bytes(b, bl)) as u64 }
 }
 
@@ -73,6 +82,9 @@ fn list_of(source: u64, pieces: impl ExactSizeIterator<Item = Pair>, site: u32) 
     // the allocation, which may collect.
     std::hint::black_box(&source);
     for (i, p) in pieces.enumerate() {
+        // SAFETY: `out` is a fresh list of `n` two-word elements (null only
+        // when `n == 0`, when this loop does not run); an ExactSizeIterator
+        // yields exactly `n` pieces, so `2 * i + 1 < 2 * n`.
         unsafe {
             out.add(2 * i).write(p.0);
             out.add(2 * i + 1).write(p.1);
@@ -86,6 +98,8 @@ fn list_of(source: u64, pieces: impl ExactSizeIterator<Item = Pair>, site: u32) 
 /// # Safety
 /// `(p, len)` must be a live string.
 pub unsafe extern "C" fn sspur_str_chars(p: u64, len: u64, site: u32) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
+    // borrow it for this call; nothing frees or writes it meanwhile.
     let b = unsafe { bytes(p, len) };
     let s = String::from_utf8_lossy(b);
     let pieces: Vec<Pair> = match s {
@@ -104,6 +118,8 @@ pub unsafe extern "C" fn sspur_str_chars(p: u64, len: u64, site: u32) -> Pair {
 /// # Safety
 /// Both must be live strings.
 pub unsafe extern "C" fn sspur_str_split(p: u64, len: u64, s: u64, slen: u64, site: u32) -> Pair {
+    // SAFETY: both are live strings (the contract), borrowed for this call;
+    // the allocation in `list_of` never moves or frees a live block.
     let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
     let mut pieces = Vec::new();
     if sep.is_empty() {
@@ -141,6 +157,8 @@ fn is_ws(c: u8) -> bool {
 /// # Safety
 /// `(p, len)` must be a live string.
 pub unsafe extern "C" fn sspur_str_words(p: u64, len: u64, site: u32) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
+    // borrow it for this call; nothing frees or writes it meanwhile.
     let b = unsafe { bytes(p, len) };
     let pieces: Vec<Pair> = b
         .split(|&c| is_ws(c))
@@ -175,6 +193,8 @@ pub(crate) fn lines_of(b: &[u8]) -> Vec<&[u8]> {
 /// # Safety
 /// `(p, len)` must be a live string.
 pub unsafe extern "C" fn sspur_str_lines(p: u64, len: u64, site: u32) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
+    // borrow it for this call; nothing frees or writes it meanwhile.
     let b = unsafe { bytes(p, len) };
     let pieces: Vec<Pair> = lines_of(b).into_iter().map(view).collect();
     list_of(p, pieces.into_iter(), site)
@@ -185,6 +205,8 @@ pub unsafe extern "C" fn sspur_str_lines(p: u64, len: u64, site: u32) -> Pair {
 /// # Safety
 /// `(p, len)` must be a live string.
 pub unsafe extern "C" fn sspur_str_trim(p: u64, len: u64) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
+    // borrow it for this call; nothing frees or writes it meanwhile.
     view(unsafe { bytes(p, len) }.trim_ascii())
 }
 
@@ -193,6 +215,8 @@ pub unsafe extern "C" fn sspur_str_trim(p: u64, len: u64) -> Pair {
 /// # Safety
 /// `(p, len)` must be a live string.
 pub unsafe extern "C" fn sspur_str_case(p: u64, len: u64, upper: u64, site: u32) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
+    // borrow it for this call; nothing frees or writes it meanwhile.
     let b = unsafe { bytes(p, len) };
     let out: Vec<u8> = if upper != 0 {
         b.to_ascii_uppercase()
@@ -215,6 +239,8 @@ pub unsafe extern "C" fn sspur_str_replace(
     bl: u64,
     site: u32,
 ) -> Pair {
+    // SAFETY: all three are live strings (the contract), borrowed for this
+    // call; `fresh` allocates, which never moves or frees a live block.
     let (s, from, to) = unsafe { (bytes(p, len), bytes(a, al), bytes(b, bl)) };
     let out = match (
         std::str::from_utf8(s),
@@ -255,14 +281,22 @@ pub unsafe extern "C" fn sspur_str_repeat(
     if n < 0 {
         trap_at(&format!("negative count: {n}"), loc, loc_len);
     }
+    // SAFETY: `(p, len)` is a live string (the contract), borrowed for this
+    // call; the allocation below never moves or frees a live block.
     let b = unsafe { bytes(p, len) };
     let total = (len as u128) * (n as u128);
     if total > isize::MAX as u128 {
         mem::out_of_memory(loc, loc_len);
     }
     let out = alloc_str(total as u64, site);
-    for i in 0..n as usize {
-        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(i * b.len()), b.len()) };
+    // An empty result has no block (`out` is null): nothing to copy.
+    if total > 0 {
+        for i in 0..n as usize {
+            // SAFETY: `out` is a fresh block of `total = n * len` bytes,
+            // non-null since `total > 0`, disjoint from `b`; copy `i < n`
+            // writes bytes `i * len .. (i + 1) * len`, inside it.
+            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), out.add(i * b.len()), b.len()) };
+        }
     }
     Pair(out as u64, total as u64)
 }
@@ -279,6 +313,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// # Safety
 /// Both must be live strings.
 pub unsafe extern "C" fn sspur_str_find(p: u64, len: u64, q: u64, qlen: u64) -> i64 {
+    // SAFETY: both are live strings (the contract), only read here.
     unsafe { find(bytes(p, len), bytes(q, qlen)).map_or(-1, |i| i as i64) }
 }
 
@@ -287,6 +322,7 @@ pub unsafe extern "C" fn sspur_str_find(p: u64, len: u64, q: u64, qlen: u64) -> 
 /// # Safety
 /// Both must be live strings.
 pub unsafe extern "C" fn sspur_str_test(p: u64, len: u64, q: u64, qlen: u64, which: u64) -> u64 {
+    // SAFETY: both are live strings (the contract), only read here.
     let (s, t) = unsafe { (bytes(p, len), bytes(q, qlen)) };
     (match which {
         0 => find(s, t).is_some(),
@@ -353,6 +389,8 @@ pub unsafe extern "C" fn sspur_str_take_drop(
     loc: u64,
     loc_len: u64,
 ) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
+    // borrow it for this call; nothing frees or writes it meanwhile.
     let b = unsafe { bytes(p, len) };
     match take_drop_range(b, n, which) {
         Ok((a, e)) => view(&b[a..e]),
@@ -372,6 +410,8 @@ pub unsafe extern "C" fn sspur_str_slice(
     loc: u64,
     loc_len: u64,
 ) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
+    // borrow it for this call; nothing frees or writes it meanwhile.
     let b = unsafe { bytes(p, len) };
     match slice_range(b, a, e) {
         Ok((a, e)) => view(&b[a..e]),
@@ -384,6 +424,7 @@ pub unsafe extern "C" fn sspur_str_slice(
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
 pub unsafe extern "C" fn sspur_str_to_int(p: u64, len: u64, loc: u64, loc_len: u64) -> i64 {
+    // SAFETY: `(p, len)` is a live string (the contract), only read here.
     match parse_int(unsafe { bytes(p, len) }) {
         Ok(v) => v,
         Err(m) => trap_at(&m, loc, loc_len),
@@ -395,6 +436,7 @@ pub unsafe extern "C" fn sspur_str_to_int(p: u64, len: u64, loc: u64, loc_len: u
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
 pub unsafe extern "C" fn sspur_str_to_f64(p: u64, len: u64, loc: u64, loc_len: u64) -> u64 {
+    // SAFETY: `(p, len)` is a live string (the contract), only read here.
     match parse_f64(unsafe { bytes(p, len) }) {
         Ok(v) => v.to_bits(),
         Err(m) => trap_at(&m, loc, loc_len),
@@ -420,6 +462,8 @@ mod tests {
 
     fn pieces(p: Pair) -> Vec<String> {
         (0..p.1 as usize)
+            // SAFETY: `p` is a list of `p.1` two-word string views made by
+            // the helper under test, into strings the test keeps alive.
             .map(|i| unsafe {
                 let e = (p.0 as *const u64).add(2 * i);
                 String::from_utf8(bytes(e.read(), e.add(1).read()).to_vec()).unwrap()
@@ -438,6 +482,7 @@ mod tests {
             ("aaa", "aa"),
         ];
         for (s, sep) in cases {
+            // SAFETY: `s` and `sep` are live `&str`s for the whole call.
             let got = pieces(unsafe {
                 sspur_str_split(
                     s.as_ptr() as u64,
@@ -451,26 +496,26 @@ mod tests {
             assert_eq!(got, want, "{s:?}.split({sep:?})");
         }
         for s in ["a\nb\n", "a\r\nb", "\n\nx", "", "x\n\n"] {
+            // SAFETY: `s` is a live `&str`.
             let got = pieces(unsafe { sspur_str_lines(s.as_ptr() as u64, s.len() as u64, 0) });
             let want: Vec<String> = s.lines().map(String::from).collect();
             assert_eq!(got, want, "{s:?}.lines");
         }
         let s = " a  b\tc\n";
-        assert_eq!(
-            pieces(unsafe { sspur_str_words(s.as_ptr() as u64, s.len() as u64, 0) }),
-            ["a", "b", "c"]
-        );
+        // SAFETY: `s` is a live `&str`.
+        let words = unsafe { sspur_str_words(s.as_ptr() as u64, s.len() as u64, 0) };
+        assert_eq!(pieces(words), ["a", "b", "c"]);
         let s = "hé";
-        assert_eq!(
-            pieces(unsafe { sspur_str_chars(s.as_ptr() as u64, s.len() as u64, 0) }),
-            ["h", "é"]
-        );
+        // SAFETY: `s` is a live `&str`.
+        let chars = unsafe { sspur_str_chars(s.as_ptr() as u64, s.len() as u64, 0) };
+        assert_eq!(pieces(chars), ["h", "é"]);
     }
 
     #[test]
     fn tests_and_find() {
         let _lock = crate::helpers::test_lock();
         let (s, t) = ("hello", "ll");
+        // SAFETY: `s` and `t` are live `&str`s of 5 and 2 bytes.
         unsafe {
             assert_eq!(
                 sspur_str_find(s.as_ptr() as u64, 5, t.as_ptr() as u64, 2),

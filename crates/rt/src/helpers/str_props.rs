@@ -69,6 +69,7 @@ fn arg(s: &str) -> (u64, u64) {
 
 /// A fresh string's bytes, then its block freed.
 fn take_fresh(p: Pair) -> String {
+    // SAFETY: `p` is a fresh string a helper just returned, not yet freed.
     let s = String::from_utf8(unsafe { bytes(p.0, p.1) }.to_vec()).expect("helper made bad UTF-8");
     if p.1 > 0 {
         // SAFETY: a fresh block, read for the last time above.
@@ -98,6 +99,7 @@ fn empty_or(r: (usize, usize)) -> (usize, usize) {
 /// A fresh list of views, as ranges of `source`; the list block freed.
 fn take_views(source: &str, p: Pair) -> Vec<(usize, usize)> {
     let out = (0..p.1 as usize)
+        // SAFETY: `p` is a fresh list of `p.1` two-word views, not yet freed.
         .map(|i| unsafe {
             let e = (p.0 as *const u64).add(2 * i);
             range_in(source, Pair(e.read(), e.add(1).read()))
@@ -178,6 +180,7 @@ fn check_all(s: &str, t: &str, u: &str, n: i64, m: i64) {
     let (r, rlen) = arg(u);
 
     for method in ["chars", "split", "words", "lines"] {
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         let got = unsafe {
             match method {
                 "chars" => sspur_str_chars(p, len, 0),
@@ -193,26 +196,31 @@ fn check_all(s: &str, t: &str, u: &str, n: i64, m: i64) {
 
     let trimmed = s.trim_matches(|c: char| c.is_ascii_whitespace());
     assert_eq!(
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         range_in(s, unsafe { sspur_str_trim(p, len) }),
         ranges(s, vec![trimmed])[0],
         "{s:?}.trim"
     );
     assert_eq!(
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         take_fresh(unsafe { sspur_str_case(p, len, 0, 0) }),
         s.to_ascii_lowercase(),
         "{s:?}.lower"
     );
     assert_eq!(
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         take_fresh(unsafe { sspur_str_case(p, len, 1, 0) }),
         s.to_ascii_uppercase(),
         "{s:?}.upper"
     );
     assert_eq!(
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         take_fresh(unsafe { sspur_str_replace(p, len, q, qlen, r, rlen, 0) }),
         s.replace(t, u),
         "{s:?}.replace({t:?}, {u:?})"
     );
     assert_eq!(
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         unsafe { sspur_str_find(p, len, q, qlen) },
         s.find(t).map_or(-1, |i| i as i64),
         "{s:?}.find({t:?})"
@@ -223,17 +231,21 @@ fn check_all(s: &str, t: &str, u: &str, n: i64, m: i64) {
         (2, s.ends_with(t)),
     ] {
         assert_eq!(
+            // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
             unsafe { sspur_str_test(p, len, q, qlen, which) },
             want as u64,
             "{s:?} test {which} {t:?}"
         );
     }
     assert_eq!(
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         unsafe { sspur_str_cmp(p, len, q, qlen) },
         s.as_bytes().cmp(t.as_bytes()) as i64
     );
+    // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
     assert_eq!(unsafe { sspur_str_eq(p, len, q, qlen) }, (s == t) as u64);
     assert_eq!(
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         take_fresh(unsafe { sspur_str_concat(p, len, q, qlen, 0) }),
         format!("{s}{t}")
     );
@@ -246,6 +258,7 @@ fn check_all(s: &str, t: &str, u: &str, n: i64, m: i64) {
             "{s:?} take/drop {n}"
         );
         if let Ok(r) = want {
+            // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
             let got = unsafe { sspur_str_take_drop(p, len, n, which, 0, 0) };
             assert_eq!(range_in(s, got), empty_or(r), "{s:?} take/drop {n}");
         }
@@ -257,11 +270,13 @@ fn check_all(s: &str, t: &str, u: &str, n: i64, m: i64) {
         "{s:?}.slice({n}, {m})"
     );
     if let Ok(r) = want {
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         let got = unsafe { sspur_str_slice(p, len, n, m, 0, 0) };
         assert_eq!(range_in(s, got), empty_or(r), "{s:?}.slice({n}, {m})");
     }
     if (0..4).contains(&n) {
         assert_eq!(
+            // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
             take_fresh(unsafe { sspur_str_repeat(p, len, n, 0, 0, 0) }),
             s.repeat(n as usize),
             "{s:?}.repeat({n})"
@@ -278,9 +293,11 @@ fn check_numbers(s: &str) {
     );
     let (p, len) = arg(s);
     if let Ok(v) = interp_to_int(s) {
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         assert_eq!(unsafe { sspur_str_to_int(p, len, 0, 0) }, v);
     }
     if let Ok(v) = interp_to_f64(s) {
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         assert_eq!(unsafe { sspur_str_to_f64(p, len, 0, 0) }, v);
     }
 }
@@ -291,6 +308,7 @@ fn check_join(items: &[String], sep: &str) {
         .flat_map(|s| [s.as_ptr() as u64, s.len() as u64])
         .collect();
     let (q, qlen) = arg(sep);
+    // SAFETY: `words` holds `items.len()` live `(ptr, len)` strings of `items`, and `(q, qlen)` is the live `sep`.
     let got = take_fresh(unsafe {
         sspur_list_join(words.as_ptr() as u64, items.len() as u64, q, qlen, 0)
     });
@@ -302,6 +320,7 @@ fn check_shown(s: &str) {
     let words = [s.as_ptr() as u64, s.len() as u64];
     let mut quoted = Vec::new();
     let mut bare = Vec::new();
+    // SAFETY: `words` is a Str value: a live `(ptr, len)` of `s`.
     unsafe {
         show(&[TyDesc::Str], 0, words.as_ptr(), false, &mut quoted);
         show(&[TyDesc::Str], 0, words.as_ptr(), true, &mut bare);
@@ -318,6 +337,7 @@ fn issue_8_lines_edge_cases() {
         "a\r", "a\rb\r", "x\r\n\r", "\r", "\r\n", "\n", "\n\r", "\r\r\n", "a\n\r\n", "",
     ] {
         let (p, len) = arg(s);
+        // SAFETY: the arguments are `(ptr, len)` of `&str`s (`arg`) that live for this whole function.
         let got = take_views(s, unsafe { sspur_str_lines(p, len, 0) });
         assert_eq!(got, ranges(s, s.lines().collect()), "{s:?}.lines");
     }

@@ -241,6 +241,7 @@ pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
 /// # Safety
 /// `(p, len)` must be a live string.
 pub unsafe extern "C" fn sspur_print_str(p: u64, len: u64, to: u64) {
+    // SAFETY: `(p, len)` is a live string (the contract), copied at once.
     let mut line = unsafe { bytes(p, len) }.to_vec();
     line.push(b'\n');
     super::mem::write_out(to, &line);
@@ -252,6 +253,7 @@ pub unsafe extern "C" fn sspur_print_str(p: u64, len: u64, to: u64) {
 /// `v` must point at a value of type `t`.
 pub unsafe extern "C" fn sspur_print_value(v: *const u64, t: u32, to: u64) {
     let mut line = Vec::new();
+    // SAFETY: `v` points at a live value of type `t` (the contract).
     with_table(|table| unsafe { types::show(table, t, v, true, &mut line) });
     line.push(b'\n');
     super::mem::write_out(to, &line);
@@ -270,6 +272,9 @@ pub extern "C" fn sspur_args(site: u32) -> Pair {
     let out = super::list::alloc_list(args.len() as u64, 16, true, site) as *mut u64;
     for (i, a) in args.iter().enumerate() {
         let s = fresh(a.as_bytes(), site);
+        // SAFETY: `out` is a fresh list of `args.len()` two-word elements
+        // (non-null inside this loop) and `i < args.len()`; it stays in this
+        // frame, which the collector scans, while `fresh` allocates.
         unsafe {
             out.add(2 * i).write(s.0);
             out.add(2 * i + 1).write(s.1);
@@ -289,6 +294,7 @@ pub unsafe extern "C" fn sspur_read_file(
     loc: u64,
     loc_len: u64,
 ) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), copied at once.
     let path = String::from_utf8_lossy(unsafe { bytes(p, len) }).into_owned();
     match std::fs::read(&path) {
         Ok(data) => {

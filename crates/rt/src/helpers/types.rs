@@ -70,6 +70,8 @@ pub fn has_pointers(d: &TyDesc) -> bool {
 /// `p` must point to at least `i + 1` readable words.
 #[inline]
 pub(crate) unsafe fn word(p: *const u64, i: usize) -> u64 {
+    // SAFETY: the caller guarantees `i + 1` readable words at `p`, so word
+    // `i` is in bounds; values are stored as aligned 8-byte words.
     unsafe { p.add(i).read() }
 }
 
@@ -82,6 +84,9 @@ pub(crate) unsafe fn bytes<'a>(p: u64, len: u64) -> &'a [u8] {
     if len == 0 {
         &[]
     } else {
+        // SAFETY: a live string with `len > 0` has a non-null `p` to `len`
+        // readable bytes (a heap block or static data) that nothing mutates
+        // while a helper runs: the caller's contract.
         unsafe { std::slice::from_raw_parts(p as *const u8, len as usize) }
     }
 }
@@ -92,6 +97,13 @@ pub(crate) unsafe fn bytes<'a>(p: u64, len: u64) -> &'a [u8] {
 /// Both must point at live values of type `t`.
 pub(crate) unsafe fn eq(table: &[TyDesc], t: u32, a: *const u64, b: *const u64) -> bool {
     let d = &table[t as usize];
+    // SAFETY: `a` and `b` point at live values of type `t` (the contract),
+    // laid out as the module doc says: one word, or two for Str and List,
+    // read with `word` within that size. A List's `(ptr, len)` has `len`
+    // elements of `w` words each, and `add` stays below `len * w`; an
+    // Option or Sum points at `[tag, fields...]` whose fields exist for the
+    // tag read, a Tuple or Record at its fields' words. Each recursive call
+    // therefore gets a pointer at a live value of the child type.
     unsafe {
         match d {
             TyDesc::Int | TyDesc::Bool | TyDesc::Unit | TyDesc::Fn | TyDesc::StrBuilder => {
@@ -135,6 +147,9 @@ unsafe fn fields_eq(
     a: *const u64,
     b: *const u64,
 ) -> bool {
+    // SAFETY: `a` and `b` hold live Tuple or Record values (the caller's
+    // contract): one word each, a pointer to the fields' words, which is
+    // what `fields_at_eq` needs.
     unsafe {
         let (pa, pb) = (word(a, 0) as *const u64, word(b, 0) as *const u64);
         fields_at_eq(table, fs, pa, pb)
@@ -149,6 +164,9 @@ unsafe fn fields_at_eq(
 ) -> bool {
     let mut off = 0;
     for f in fs {
+        // SAFETY: `pa` and `pb` point at the words of fields of types `fs`
+        // laid out in order (the caller's contract); `off` is the sum of the
+        // earlier fields' sizes, so each pointer is at a live field.
         unsafe {
             if !eq(table, f, pa.add(off), pb.add(off)) {
                 return false;
@@ -165,6 +183,7 @@ unsafe fn fields_at_eq(
 /// `a` must point at a live value of type `t`.
 pub(crate) unsafe fn hash(table: &[TyDesc], t: u32, a: *const u64) -> u64 {
     let mut h = Fnv::new();
+    // SAFETY: `a` points at a live value of type `t` (the contract).
     unsafe { hash_into(table, t, a, &mut h) };
     h.0
 }
@@ -187,6 +206,10 @@ impl Fnv {
 }
 
 unsafe fn hash_into(table: &[TyDesc], t: u32, a: *const u64, h: &mut Fnv) {
+    // SAFETY: as in `eq`: `a` is a live value of type `t`, every read stays
+    // within its words, and each child pointer (list element `i < len`, an
+    // Option's payload after a non-zero tag, the fields of a tuple, record
+    // or the variant named by the tag) is a live value of the child type.
     unsafe {
         match &table[t as usize] {
             TyDesc::F64 => {
@@ -252,6 +275,8 @@ pub(crate) unsafe fn cmp(
     a: *const u64,
     b: *const u64,
 ) -> std::cmp::Ordering {
+    // SAFETY: `a` and `b` are live values of type `t` (the contract): one
+    // word each, or a live `(ptr, len)` string for Str.
     unsafe {
         match &table[t as usize] {
             TyDesc::Int => (word(a, 0) as i64).cmp(&(word(b, 0) as i64)),
@@ -269,6 +294,10 @@ pub(crate) unsafe fn cmp(
 /// `a` must point at a live value of type `t`.
 pub(crate) unsafe fn show(table: &[TyDesc], t: u32, a: *const u64, top: bool, out: &mut Vec<u8>) {
     use std::io::Write;
+    // SAFETY: as in `eq`: `a` is a live value of type `t`; every read stays
+    // within its words and each child pointer is a live value of the child
+    // type. A Map's word is a live map, which `for_each` walks, handing out
+    // pointers at live keys and values.
     unsafe {
         match &table[t as usize] {
             TyDesc::Int => {
@@ -387,6 +416,8 @@ mod tests {
 
     fn shown(table: &[TyDesc], t: u32, words: &[u64], top: bool) -> String {
         let mut out = Vec::new();
+        // SAFETY: the tests build `words` as a value of type `t`, with every
+        // pointer at a local array or string that outlives this call.
         unsafe { show(table, t, words.as_ptr(), top, &mut out) };
         String::from_utf8(out).unwrap()
     }
@@ -473,6 +504,8 @@ mod tests {
         let (x, y) = ("abc".to_string(), "abc".to_string());
         let a = [x.as_ptr() as u64, 3];
         let b = [y.as_ptr() as u64, 3];
+        // SAFETY: `a` and `b` are Str values pointing at live 3-byte strings;
+        // `z` and `nz` are one-word F64 values.
         unsafe {
             assert!(eq(&table, 0, a.as_ptr(), b.as_ptr()));
             assert_eq!(hash(&table, 0, a.as_ptr()), hash(&table, 0, b.as_ptr()));
