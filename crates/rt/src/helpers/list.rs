@@ -35,6 +35,10 @@ fn alloc_cap(cap: u64, used: u64, esize: u64, ptrs: bool, site: u32) -> *mut u8 
         .and_then(|b| b.checked_add(HEADER))
         .unwrap_or(usize::MAX);
     let base = mem::alloc(bytes, ptrs, site) as *mut u64;
+    // SAFETY: `mem::alloc` never returns null (it traps, also when `bytes`
+    // overflowed to usize::MAX); the block holds HEADER + cap * esize >= 16
+    // bytes, 16-byte aligned, so both header words and the element pointer
+    // after them are in bounds.
     unsafe {
         base.write(cap);
         base.add(1).write(used);
@@ -55,6 +59,10 @@ fn header(p: u64) -> *mut u64 {
 /// `p` must be the element pointer of a fresh list buffer.
 pub unsafe extern "C" fn sspur_list_seal(p: u64, len: u64) {
     if p != 0 {
+        // SAFETY: a non-null element pointer of a fresh buffer (the
+        // contract) sits HEADER bytes after the block start (`alloc_cap`),
+        // so the two header words precede it in the same block; the buffer
+        // is fresh, so nothing else reads them meanwhile.
         unsafe {
             let h = (p as *mut u64).sub(2);
             h.write(len);
@@ -78,6 +86,7 @@ pub unsafe extern "C" fn sspur_list_finish(p: u64, len: u64) -> u64 {
         unsafe { mem::free_temp(mem::block_of(p as *const u8)) };
         return 0;
     }
+    // SAFETY: `p` is the non-null element pointer of a fresh buffer.
     unsafe { sspur_list_seal(p, len) };
     p
 }
@@ -96,6 +105,9 @@ pub unsafe extern "C" fn sspur_list_append_tmp(
     ptrs: u64,
     site: u32,
 ) -> u64 {
+    // SAFETY: both are live lists (the contract), as concat needs. When
+    // concat moved the elements to a new buffer, the old one is held by the
+    // caller's loop alone (the contract) and is not used again.
     unsafe {
         let r = sspur_list_concat(p, len, q, qlen, esize, ptrs, site);
         if r != p && p != 0 {
@@ -129,6 +141,14 @@ pub unsafe extern "C" fn sspur_list_grow(
     if new_len == 0 {
         return 0;
     }
+    // SAFETY: a non-empty live list points into a heap list buffer (lists
+    // are never static data), so `header(p)` is the buffer's block start and
+    // its two header words are readable; the in-place path writes `used`
+    // only when the list ends at the buffer's in-use end and `cap` holds the
+    // extra elements, so the caller's writes stay inside the block. Else `q`
+    // is a fresh buffer (non-null: `new_len > 0`) of `cap >= new_len`
+    // elements, disjoint from the old one, and the copy of `len * esize`
+    // bytes reads only the live list.
     unsafe {
         if len > 0 {
             let h = header(p);
@@ -162,6 +182,10 @@ pub unsafe extern "C" fn sspur_list_concat(
     ptrs: u64,
     site: u32,
 ) -> u64 {
+    // SAFETY: `(p, len)` is a live list, as grow needs; `r` then has room
+    // for `len + qlen` elements, so the copy lands inside its buffer. `ptr::
+    // copy` allows overlap (a list concatenated with a view of itself), and
+    // `q` stays live across the growth: the caller holds it.
     unsafe {
         let r = sspur_list_grow(p, len, qlen, esize, ptrs, site);
         if qlen > 0 {
@@ -188,6 +212,9 @@ pub unsafe extern "C" fn sspur_list_reverse(
 ) -> u64 {
     let q = alloc_list(len, esize, ptrs != 0, site);
     for i in 0..len {
+        // SAFETY: `(p, len)` is a live list of `esize`-byte elements and `q`
+        // a fresh disjoint one of the same length (non-null: `len > 0` in
+        // this loop); element `i` goes to slot `len - 1 - i`, both in bounds.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 (p + i * esize) as *const u8,
@@ -213,15 +240,25 @@ pub unsafe extern "C" fn sspur_list_sort(p: u64, len: u64, t: u32, site: u32) ->
         let d = &table[t as usize];
         let w = types::words(d);
         let mut idx: Vec<usize> = (0..len as usize).collect();
+        // SAFETY: `(p, len)` is a live list of type-`t` elements of `w`
+        // words (the contract) and `a, b < len`, so both are live values.
         idx.sort_by(|&a, &b| unsafe { types::cmp(table, t, elem(p, a, w), elem(p, b, w)) });
+        // SAFETY: every index in `idx` is below `len`.
         unsafe { gather(p, &idx, w, types::has_pointers(d), site) }
     })
 }
 
 /// A fresh list of the elements at `idx`.
+///
+/// # Safety
+/// `p` must be a live list of `w`-word elements, every index in `idx`
+/// below its length.
 unsafe fn gather(p: u64, idx: &[usize], w: usize, ptrs: bool, site: u32) -> u64 {
     let q = alloc_list(idx.len() as u64, (w * 8) as u64, ptrs, site) as *mut u64;
     for (j, &i) in idx.iter().enumerate() {
+        // SAFETY: element `i` of the live list is in bounds (the contract);
+        // `q` is a fresh disjoint list of `idx.len()` elements (non-null
+        // inside this loop), and `j < idx.len()`.
         unsafe { std::ptr::copy_nonoverlapping(elem(p, i, w), q.add(j * w), w) };
     }
     q as u64
@@ -245,9 +282,13 @@ pub unsafe extern "C" fn sspur_list_sort_by(
     let out = with_table(|table| {
         let kw = types::words(&table[kt as usize]);
         let mut idx: Vec<usize> = (0..len as usize).collect();
+        // SAFETY: `keys` is a list of `len` type-`kt` keys (the contract)
+        // and `a, b < len`.
         idx.sort_by(|&a, &b| unsafe {
             types::cmp(table, kt, elem(keys, a, kw), elem(keys, b, kw))
         });
+        // SAFETY: `(p, len)` is a live list of `esize`-byte elements and
+        // every index is below `len`.
         unsafe { gather(p, &idx, (esize / 8) as usize, ptrs != 0, site) }
     });
     if keys != 0 {
@@ -269,16 +310,19 @@ pub unsafe extern "C" fn sspur_list_unique(p: u64, len: u64, t: u32, site: u32) 
         let mut keep = Vec::new();
         for i in 0..len as usize {
             let e = elem(p, i, w);
+            // SAFETY: `i < len`, so `e` is a live type-`t` element.
             let h = unsafe { types::hash(table, t, e) };
             let bucket = seen.entry(h).or_default();
             if !bucket
                 .iter()
+                // SAFETY: `j < i < len`: both are live type-`t` elements.
                 .any(|&j| unsafe { types::eq(table, t, elem(p, j, w), e) })
             {
                 bucket.push(i);
                 keep.push(i);
             }
         }
+        // SAFETY: every index in `keep` is below `len`.
         let q = unsafe { gather(p, &keep, w, types::has_pointers(d), site) };
         Pair(q, keep.len() as u64)
     })
@@ -291,6 +335,8 @@ pub unsafe extern "C" fn sspur_list_unique(p: u64, len: u64, t: u32, site: u32) 
 pub unsafe extern "C" fn sspur_list_contains(p: u64, len: u64, x: *const u64, t: u32) -> u64 {
     with_table(|table| {
         let w = types::words(&table[t as usize]);
+        // SAFETY: `i < len`, so element `i` is a live type-`t` value, and
+        // so is `x` (the contract).
         (0..len as usize).any(|i| unsafe { types::eq(table, t, elem(p, i, w), x) }) as u64
     })
 }
@@ -310,6 +356,8 @@ pub unsafe extern "C" fn sspur_list_extreme(p: u64, len: u64, t: u32, want_max: 
             let (x, b) = (elem(p, i, w), elem(p, best, w));
             let better = if is_f64 {
                 // IEEE comparisons, as `<` and `>` do: a NaN never wins.
+                // SAFETY: `best <= i < len`: both point at one-word F64
+                // elements of the live list.
                 let (x, b) = unsafe { (f64::from_bits(x.read()), f64::from_bits(b.read())) };
                 if want_max != 0 {
                     x > b
@@ -317,6 +365,7 @@ pub unsafe extern "C" fn sspur_list_extreme(p: u64, len: u64, t: u32, want_max: 
                     x < b
                 }
             } else {
+                // SAFETY: `best <= i < len`: both are live type-`t` values.
                 let o = unsafe { types::cmp(table, t, x, b) };
                 if want_max != 0 {
                     o.is_gt()
@@ -346,6 +395,10 @@ pub unsafe extern "C" fn sspur_list_counts(p: u64, len: u64, t: u32, site: u32) 
     };
     let m = super::map::sspur_map_new(kind, site);
     for i in 0..len as usize {
+        // SAFETY: `i < len`: element `i` of the live list has `w` words (two
+        // for a Str key, a live string); `m` is the live map made above,
+        // held in this frame across the allocations of `put`, and `v` is read
+        // before the next put.
         unsafe {
             let e = elem(p, i, w);
             let (k0, k1) = (e.read(), if is_str { e.add(1).read() } else { 0 });
@@ -364,6 +417,10 @@ pub unsafe extern "C" fn sspur_list_counts(p: u64, len: u64, t: u32, site: u32) 
 pub unsafe extern "C" fn sspur_list_enumerate(p: u64, len: u64, w: u64, site: u32) -> u64 {
     let out = alloc_list(len, 8, true, site) as *mut u64;
     for i in 0..len as usize {
+        // SAFETY: `t` is a fresh non-null block of `1 + w` words, disjoint
+        // from the list; element `i < len` of the live list has `w` words;
+        // `out` is a fresh list of `len` words (non-null inside this loop),
+        // kept in this frame while the tuples are allocated.
         unsafe {
             let t = mem::alloc(((1 + w) * 8) as usize, true, mem::element_site(site)) as *mut u64;
             t.write(i as u64);
@@ -390,6 +447,10 @@ pub unsafe extern "C" fn sspur_list_zip(
     let n = len.min(qlen);
     let out = alloc_list(n, 8, true, site) as *mut u64;
     for i in 0..n as usize {
+        // SAFETY: `i < n <= len, qlen`, so both elements are in their live
+        // lists; `t` is a fresh non-null block of `aw + bw` words and `out` a
+        // fresh list of `n` words (non-null inside this loop), kept in this
+        // frame while the tuples are allocated.
         unsafe {
             let t = mem::alloc(((aw + bw) * 8) as usize, true, mem::element_site(site)) as *mut u64;
             std::ptr::copy_nonoverlapping(elem(p, i, aw as usize), t, aw as usize);
@@ -405,6 +466,12 @@ pub unsafe extern "C" fn sspur_list_zip(
 /// # Safety
 /// `(p, len)` must be a live list of strings and `(s, slen)` a string.
 pub unsafe extern "C" fn sspur_list_join(p: u64, len: u64, s: u64, slen: u64, site: u32) -> Pair {
+    // SAFETY: `(p, len)` is a live list of two-word strings and `(s, slen)` a
+    // live string (the contract). `out` is a fresh block of exactly `total`
+    // bytes, the sum of every piece and separator written, so `at` never
+    // passes its end; a copy runs only for a non-empty piece, so `out` is
+    // non-null whenever one runs. The fresh block is disjoint from the
+    // strings read.
     unsafe {
         let sep = types::bytes(s, slen);
         let mut total = 0u64;
@@ -415,14 +482,16 @@ pub unsafe extern "C" fn sspur_list_join(p: u64, len: u64, s: u64, slen: u64, si
         let out = super::str::alloc_str(total, site);
         let mut at = out;
         for i in 0..len as usize {
-            if i > 0 {
+            if i > 0 && !sep.is_empty() {
                 std::ptr::copy_nonoverlapping(sep.as_ptr(), at, sep.len());
                 at = at.add(sep.len());
             }
             let e = elem(p, i, 2);
             let b = types::bytes(e.read(), e.add(1).read());
-            std::ptr::copy_nonoverlapping(b.as_ptr(), at, b.len());
-            at = at.add(b.len());
+            if !b.is_empty() {
+                std::ptr::copy_nonoverlapping(b.as_ptr(), at, b.len());
+                at = at.add(b.len());
+            }
         }
         Pair(out as u64, total)
     }
@@ -456,6 +525,8 @@ mod tests {
     #[test]
     fn push_grows_in_place_then_copies() {
         let _lock = crate::helpers::test_lock();
+        // SAFETY: every list passed is one these calls returned, with the
+        // length the test wrote; writes stay within the elements grown.
         unsafe {
             let a = sspur_list_grow(0, 0, 1, 8, 0, 0);
             (a as *mut u64).write(1);

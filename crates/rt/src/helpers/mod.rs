@@ -22,6 +22,9 @@ pub struct Pair(pub u64, pub u64);
 
 /// Traps with `message` at the location string `(loc, loc_len)`.
 pub(crate) fn trap_at(message: &str, loc: u64, loc_len: u64) -> ! {
+    // SAFETY: every caller passes the `(loc, loc_len)` location string that
+    // compiled code handed its own unsafe entry point (a static string of
+    // the program, or `(0, 0)` in tests), so it is live for the call.
     let loc = unsafe { types::bytes(loc, loc_len) };
     mem::trap(message.as_bytes(), loc)
 }
@@ -37,6 +40,7 @@ pub extern "C" fn sspur_alloc_block(bytes: u64, ptrs: u64, site: u32) -> u64 {
 /// # Safety
 /// Both must be live strings.
 pub unsafe extern "C" fn sspur_trap_msg(msg: u64, len: u64, loc: u64, loc_len: u64) -> ! {
+    // SAFETY: `(msg, len)` is a live string (the contract), copied at once.
     let m = String::from_utf8_lossy(unsafe { types::bytes(msg, len) }).into_owned();
     trap_at(&m, loc, loc_len)
 }
@@ -67,6 +71,7 @@ pub unsafe extern "C" fn sspur_trap_count(n: i64, loc: u64, loc_len: u64) -> ! {
 /// `k` must point at a value of type `t`; `loc` must be a location string.
 pub unsafe extern "C" fn sspur_trap_key(k: *const u64, t: u32, loc: u64, loc_len: u64) -> ! {
     let mut shown = Vec::new();
+    // SAFETY: `k` points at a live value of type `t` (the contract).
     types::with_table(|table| unsafe { types::show(table, t, k, false, &mut shown) });
     trap_at(
         &format!("key not found: {}", String::from_utf8_lossy(&shown)),
@@ -103,6 +108,8 @@ pub extern "C" fn sspur_range(lo: i64, hi: i64, site: u32) -> Pair {
     };
     let p = list::alloc_list(n, 8, false, site) as *mut i64;
     for i in 0..n as usize {
+        // SAFETY: `p` is a fresh list of `n` 8-byte elements (non-null inside
+        // this loop: `alloc_list` traps rather than return null) and `i < n`.
         unsafe { p.add(i).write(lo.wrapping_add(i as i64)) };
     }
     Pair(p as u64, n)
