@@ -23,6 +23,8 @@
 //! Drops: exactly the IR's `Drop` statements, `OldValue` frees and
 //! `PutOwnedKey`, each calling the runtime's counted free with the drop's
 //! site; none under `SSPUR_MEM=gc`.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod callsites;
 pub mod layout;

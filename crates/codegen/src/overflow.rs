@@ -30,15 +30,20 @@ const MAX_REGS: usize = 32;
 /// Installs the handler for the calling (program) thread.
 pub fn install(ranges: Vec<(usize, usize, String)>, fallback: String) {
     let table = Box::into_raw(Box::new(Table { ranges, fallback }));
-    let old = TABLE.swap(table, Ordering::SeqCst);
-    if !old.is_null() {
-        // An earlier run's table; its code is gone, so nothing reads it.
-        drop(unsafe { Box::from_raw(old) });
-    }
+    // An earlier run's table is left allocated, never freed: the panic hook
+    // and the handler load the pointer without a lock, so one running on
+    // another thread could still be reading it. A table is a few bytes per
+    // function, and a process runs one program at a time.
+    TABLE.store(table, Ordering::SeqCst);
     let lo_hi = stack_bounds();
     STACK_LO.store(lo_hi.0, Ordering::SeqCst);
     STACK_HI.store(lo_hi.1, Ordering::SeqCst);
     install_check_hook();
+    // SAFETY: an anonymous mapping at a kernel-chosen address (overlapping
+    // nothing; MAP_FAILED is checked) becomes this thread's alternate signal
+    // stack, ALT_STACK bytes as `ss` says, and is never unmapped while the
+    // thread can take a signal. `sa` is a zeroed `sigaction` whose handler
+    // has the SA_SIGINFO signature; every pointer passed is to a live local.
     unsafe {
         let alt = libc::mmap(
             std::ptr::null_mut(),
@@ -75,11 +80,16 @@ fn install_check_hook() {
         let table = TABLE.load(Ordering::SeqCst);
         let marker = 0usize;
         let sp = std::hint::black_box(&marker) as *const usize as usize;
+        let lo = STACK_LO.load(Ordering::Relaxed);
         let hi = STACK_HI.load(Ordering::Relaxed);
-        if !table.is_null() && sp < hi && sp + (1 << 30) > hi {
+        if !table.is_null() && lo != 0 && sp >= lo && sp < hi && sp + (1 << 30) > hi {
+            // SAFETY: a non-null TABLE was made by `install` from a Box and
+            // is never freed (see `install`), and never mutated.
             let loc = locate(unsafe { &*table }, 0, sp);
             let mut stack = (sp & !7..hi.min(sp.saturating_add(1 << 20)))
                 .step_by(8)
+                // SAFETY: `lo <= sp <= a < hi`: an aligned word of the program
+                // thread's stack, the thread this hook runs on, so mapped.
                 .map(|a| unsafe { *(a as *const usize) });
             rt::check_fault_report("a runtime assertion failed", loc, &mut stack);
         }
@@ -88,6 +98,10 @@ fn install_check_hook() {
 }
 
 fn stack_bounds() -> (usize, usize) {
+    // SAFETY: `attr` is a zeroed `pthread_attr_t` that `pthread_getattr_np`
+    // initialises for the calling thread (we return before using it if that
+    // fails); `addr` and `size` are live locals the getter writes; `attr` is
+    // destroyed once, after its last use.
     unsafe {
         let mut attr: libc::pthread_attr_t = std::mem::zeroed();
         if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
@@ -144,9 +158,16 @@ fn locate(table: &Table, pc: usize, sp: usize) -> &str {
     &table.fallback
 }
 
+/// The faulting PC and frame pointer.
+///
+/// # Safety (for this and the other readers of `ctx` below)
+/// `ctx` must be the `ucontext_t` the kernel passed to the signal handler
+/// that is running.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn pc_sp(ctx: *mut libc::c_void) -> (usize, usize) {
+unsafe fn pc_sp(ctx: *mut libc::c_void) -> (usize, usize) {
     let uc = ctx as *const libc::ucontext_t;
+    // SAFETY: `uc` is the kernel's live ucontext (the contract); only plain
+    // register fields are read, at constant in-bounds indices.
     unsafe {
         let g = &(*uc).uc_mcontext.gregs;
         (
@@ -157,8 +178,10 @@ fn pc_sp(ctx: *mut libc::c_void) -> (usize, usize) {
 }
 
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-fn pc_sp(ctx: *mut libc::c_void) -> (usize, usize) {
+unsafe fn pc_sp(ctx: *mut libc::c_void) -> (usize, usize) {
     let uc = ctx as *const libc::ucontext_t;
+    // SAFETY: `uc` is the kernel's live ucontext (the contract); only plain
+    // register fields are read, at constant in-bounds indices.
     unsafe {
         (
             (*uc).uc_mcontext.pc as usize,
@@ -171,30 +194,32 @@ fn pc_sp(ctx: *mut libc::c_void) -> (usize, usize) {
     all(target_os = "linux", target_arch = "x86_64"),
     all(target_os = "linux", target_arch = "aarch64")
 )))]
-fn pc_sp(_ctx: *mut libc::c_void) -> (usize, usize) {
+unsafe fn pc_sp(_ctx: *mut libc::c_void) -> (usize, usize) {
     (0, 0)
 }
 
 /// The link register of the faulting context (aarch64; 0 elsewhere): the
 /// return address when the fault is a function's first instruction.
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-fn link_register(ctx: *mut libc::c_void) -> usize {
+unsafe fn link_register(ctx: *mut libc::c_void) -> usize {
     let uc = ctx as *const libc::ucontext_t;
-    // SAFETY: the kernel's ucontext of the signal being handled.
+    // SAFETY: `uc` is the kernel's live ucontext (the contract); one plain
+    // register field is read, at a constant in-bounds index.
     unsafe { (*uc).uc_mcontext.regs[30] as usize }
 }
 
 #[cfg(not(all(target_os = "linux", target_arch = "aarch64")))]
-fn link_register(_ctx: *mut libc::c_void) -> usize {
+unsafe fn link_register(_ctx: *mut libc::c_void) -> usize {
     0
 }
 
 /// The general registers of the faulting context (check-mode reports).
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
+unsafe fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
     let uc = ctx as *const libc::ucontext_t;
     let mut out = [0; MAX_REGS];
-    // SAFETY: the kernel's ucontext of the signal being handled.
+    // SAFETY: `uc` is the kernel's live ucontext of the signal being handled
+    // (the contract); the register array is only read.
     let g = unsafe { &(*uc).uc_mcontext.gregs };
     let n = g.len().min(MAX_REGS);
     for (o, r) in out.iter_mut().zip(g.iter()) {
@@ -204,16 +229,19 @@ fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn stack_pointer(ctx: *mut libc::c_void) -> usize {
+unsafe fn stack_pointer(ctx: *mut libc::c_void) -> usize {
     let uc = ctx as *const libc::ucontext_t;
+    // SAFETY: `uc` is the kernel's live ucontext (the contract); one plain
+    // register field is read.
     unsafe { (*uc).uc_mcontext.gregs[libc::REG_RSP as usize] as usize }
 }
 
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
+unsafe fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
     let uc = ctx as *const libc::ucontext_t;
     let mut out = [0; MAX_REGS];
-    // SAFETY: the kernel's ucontext of the signal being handled.
+    // SAFETY: `uc` is the kernel's live ucontext of the signal being handled
+    // (the contract); the register array is only read.
     let g = unsafe { &(*uc).uc_mcontext.regs };
     let n = g.len().min(MAX_REGS);
     for (o, r) in out.iter_mut().zip(g.iter()) {
@@ -223,8 +251,10 @@ fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
 }
 
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-fn stack_pointer(ctx: *mut libc::c_void) -> usize {
+unsafe fn stack_pointer(ctx: *mut libc::c_void) -> usize {
     let uc = ctx as *const libc::ucontext_t;
+    // SAFETY: `uc` is the kernel's live ucontext (the contract); one plain
+    // register field is read.
     unsafe { (*uc).uc_mcontext.sp as usize }
 }
 
@@ -232,7 +262,7 @@ fn stack_pointer(ctx: *mut libc::c_void) -> usize {
     all(target_os = "linux", target_arch = "x86_64"),
     all(target_os = "linux", target_arch = "aarch64")
 )))]
-fn gp_regs(_ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
+unsafe fn gp_regs(_ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
     ([0; MAX_REGS], 0)
 }
 
@@ -240,7 +270,7 @@ fn gp_regs(_ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
     all(target_os = "linux", target_arch = "x86_64"),
     all(target_os = "linux", target_arch = "aarch64")
 )))]
-fn stack_pointer(_ctx: *mut libc::c_void) -> usize {
+unsafe fn stack_pointer(_ctx: *mut libc::c_void) -> usize {
     0
 }
 
@@ -253,25 +283,30 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
     let addr = unsafe { (*info).si_addr() } as usize;
     let lo = STACK_LO.load(Ordering::Relaxed);
     let table = TABLE.load(Ordering::SeqCst);
-    // SAFETY: a table installed by `install` is never freed while its
-    // program runs (only the next install replaces it).
+    // SAFETY: a non-null TABLE was made by `install` from a Box, is never
+    // freed (see `install`) and never mutated.
     let table = unsafe { table.as_ref() };
     let in_guard = lo != 0 && addr < lo + 4096 && addr + GUARD_SLACK >= lo;
     if let Some(table) = table {
-        let (pc, sp) = pc_sp(ctx);
+        // SAFETY: `ctx` is the ucontext the kernel passed to this handler.
+        let (pc, sp) = unsafe { pc_sp(ctx) };
         let loc = locate(table, pc, sp);
         if in_guard {
+            // SAFETY: `ctx` is the ucontext the kernel passed to this handler.
+            let (fault_sp, lr) = unsafe { (stack_pointer(ctx), link_register(ctx)) };
             let fault = rt::backtrace::Fault {
                 pc,
                 fp: sp,
-                sp: stack_pointer(ctx),
-                lr: link_register(ctx),
+                sp: fault_sp,
+                lr,
             };
             rt::trap_from_signal(b"stack overflow", loc.as_bytes(), fault);
         }
         // Check mode turns a use of a freed block into a report.
-        let (regs, n) = gp_regs(ctx);
-        let stack_sp = stack_pointer(ctx);
+        // SAFETY: `ctx` is the ucontext the kernel passed to this handler.
+        let (regs, n) = unsafe { gp_regs(ctx) };
+        // SAFETY: as above.
+        let stack_sp = unsafe { stack_pointer(ctx) };
         let hi = STACK_HI.load(Ordering::Relaxed);
         let start = stack_sp.max(lo) & !7;
         let stack = (start..hi.min(start.saturating_add(SCAN_LIMIT)))

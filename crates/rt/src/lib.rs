@@ -10,6 +10,7 @@
 //! says why that holds (`// SAFETY:`); the global state belongs to the
 //! thread that initialised it (checked on the slow paths).
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod abi;
 pub mod backtrace;
