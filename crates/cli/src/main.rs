@@ -1,4 +1,5 @@
 //! `sspur`: check, run, explain and inspect Sspur programs.
+#![forbid(unsafe_code)]
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -10,6 +10,7 @@
 //! - [`minimize`]: reduces a finding's program while the finding remains.
 //! - [`fuzz`]: the loop `sspur fuzz` runs: N programs from a seed, on
 //!   several threads, progress on stderr, findings minimized and kept.
+#![forbid(unsafe_code)]
 
 pub mod gen;
 pub mod minimize;
