@@ -69,8 +69,12 @@ pub(crate) fn block_of(p: *const u8) -> *mut u8 {
 }
 
 /// The `out of memory` trap at a location string.
-pub(crate) fn out_of_memory(loc: u64, loc_len: u64) -> ! {
-    super::trap_at("out of memory", loc, loc_len)
+///
+/// # Safety
+/// `(loc, loc_len)` must be a location string, as for [`super::trap_at`].
+pub(crate) unsafe fn out_of_memory(loc: u64, loc_len: u64) -> ! {
+    // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+    unsafe { super::trap_at("out of memory", loc, loc_len) }
 }
 
 /// Writes to stdout (`to == 1`, buffered) or stderr.

@@ -21,10 +21,13 @@ pub mod types;
 pub struct Pair(pub u64, pub u64);
 
 /// Traps with `message` at the location string `(loc, loc_len)`.
-pub(crate) fn trap_at(message: &str, loc: u64, loc_len: u64) -> ! {
-    // SAFETY: every caller passes the `(loc, loc_len)` location string that
-    // compiled code handed its own unsafe entry point (a static string of
-    // the program, or `(0, 0)` in tests), so it is live for the call.
+///
+/// # Safety
+/// `(loc, loc_len)` must be a location string: `loc_len` readable bytes at
+/// `loc` (compiled code passes a static string of the program), or
+/// `loc_len == 0`.
+pub(crate) unsafe fn trap_at(message: &str, loc: u64, loc_len: u64) -> ! {
+    // SAFETY: a location string (the contract), only read here.
     let loc = unsafe { types::bytes(loc, loc_len) };
     mem::trap(message.as_bytes(), loc)
 }
@@ -42,7 +45,8 @@ pub extern "C" fn sspur_alloc_block(bytes: u64, ptrs: u64, site: u32) -> u64 {
 pub unsafe extern "C" fn sspur_trap_msg(msg: u64, len: u64, loc: u64, loc_len: u64) -> ! {
     // SAFETY: `(msg, len)` is a live string (the contract), copied at once.
     let m = String::from_utf8_lossy(unsafe { types::bytes(msg, len) }).into_owned();
-    trap_at(&m, loc, loc_len)
+    // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+    unsafe { trap_at(&m, loc, loc_len) }
 }
 
 /// The trap of a bad list index or `Str.byte` offset.
@@ -50,11 +54,14 @@ pub unsafe extern "C" fn sspur_trap_msg(msg: u64, len: u64, loc: u64, loc_len: u
 /// # Safety
 /// `loc` must be a location string.
 pub unsafe extern "C" fn sspur_trap_index(len: u64, index: i64, loc: u64, loc_len: u64) -> ! {
-    trap_at(
-        &format!("index out of bounds: the len is {len} but the index is {index}"),
-        loc,
-        loc_len,
-    )
+    // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+    unsafe {
+        trap_at(
+            &format!("index out of bounds: the len is {len} but the index is {index}"),
+            loc,
+            loc_len,
+        )
+    }
 }
 
 /// The trap of a negative `take`/`drop`/`repeat` count.
@@ -62,7 +69,8 @@ pub unsafe extern "C" fn sspur_trap_index(len: u64, index: i64, loc: u64, loc_le
 /// # Safety
 /// `loc` must be a location string.
 pub unsafe extern "C" fn sspur_trap_count(n: i64, loc: u64, loc_len: u64) -> ! {
-    trap_at(&format!("negative count: {n}"), loc, loc_len)
+    // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+    unsafe { trap_at(&format!("negative count: {n}"), loc, loc_len) }
 }
 
 /// The trap of `m[k]` for a missing key; `k` points at the key's words.
@@ -73,11 +81,14 @@ pub unsafe extern "C" fn sspur_trap_key(k: *const u64, t: u32, loc: u64, loc_len
     let mut shown = Vec::new();
     // SAFETY: `k` points at a live value of type `t` (the contract).
     types::with_table(|table| unsafe { types::show(table, t, k, false, &mut shown) });
-    trap_at(
-        &format!("key not found: {}", String::from_utf8_lossy(&shown)),
-        loc,
-        loc_len,
-    )
+    // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+    unsafe {
+        trap_at(
+            &format!("key not found: {}", String::from_utf8_lossy(&shown)),
+            loc,
+            loc_len,
+        )
+    }
 }
 
 /// F64 `%` (the remainder with the dividend's sign, as Rust's `%`).

@@ -279,14 +279,16 @@ pub unsafe extern "C" fn sspur_str_repeat(
     loc_len: u64,
 ) -> Pair {
     if n < 0 {
-        trap_at(&format!("negative count: {n}"), loc, loc_len);
+        // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+        unsafe { trap_at(&format!("negative count: {n}"), loc, loc_len) };
     }
     // SAFETY: `(p, len)` is a live string (the contract), borrowed for this
     // call; the allocation below never moves or frees a live block.
     let b = unsafe { bytes(p, len) };
     let total = (len as u128) * (n as u128);
     if total > isize::MAX as u128 {
-        mem::out_of_memory(loc, loc_len);
+        // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+        unsafe { mem::out_of_memory(loc, loc_len) };
     }
     let out = alloc_str(total as u64, site);
     // An empty result has no block (`out` is null): nothing to copy.
@@ -394,7 +396,10 @@ pub unsafe extern "C" fn sspur_str_take_drop(
     let b = unsafe { bytes(p, len) };
     match take_drop_range(b, n, which) {
         Ok((a, e)) => view(&b[a..e]),
-        Err(m) => trap_at(&m, loc, loc_len),
+        Err(m) => {
+            // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+            unsafe { trap_at(&m, loc, loc_len) }
+        }
     }
 }
 
@@ -415,7 +420,10 @@ pub unsafe extern "C" fn sspur_str_slice(
     let b = unsafe { bytes(p, len) };
     match slice_range(b, a, e) {
         Ok((a, e)) => view(&b[a..e]),
-        Err(m) => trap_at(&m, loc, loc_len),
+        Err(m) => {
+            // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+            unsafe { trap_at(&m, loc, loc_len) }
+        }
     }
 }
 
@@ -427,7 +435,10 @@ pub unsafe extern "C" fn sspur_str_to_int(p: u64, len: u64, loc: u64, loc_len: u
     // SAFETY: `(p, len)` is a live string (the contract), only read here.
     match parse_int(unsafe { bytes(p, len) }) {
         Ok(v) => v,
-        Err(m) => trap_at(&m, loc, loc_len),
+        Err(m) => {
+            // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+            unsafe { trap_at(&m, loc, loc_len) }
+        }
     }
 }
 
@@ -439,7 +450,10 @@ pub unsafe extern "C" fn sspur_str_to_f64(p: u64, len: u64, loc: u64, loc_len: u
     // SAFETY: `(p, len)` is a live string (the contract), only read here.
     match parse_f64(unsafe { bytes(p, len) }) {
         Ok(v) => v.to_bits(),
-        Err(m) => trap_at(&m, loc, loc_len),
+        Err(m) => {
+            // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+            unsafe { trap_at(&m, loc, loc_len) }
+        }
     }
 }
 
@@ -451,7 +465,8 @@ pub unsafe extern "C" fn sspur_f64_to_int(bits: u64, loc: u64, loc_len: u64) -> 
     let x = f64::from_bits(bits);
     let t = x.trunc();
     if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&t) {
-        trap_at(&format!("F64 out of range for Int: {x}"), loc, loc_len);
+        // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+        unsafe { trap_at(&format!("F64 out of range for Int: {x}"), loc, loc_len) };
     }
     t as i64
 }

@@ -299,15 +299,21 @@ pub unsafe extern "C" fn sspur_read_file(
     match std::fs::read(&path) {
         Ok(data) => {
             if std::str::from_utf8(&data).is_err() {
-                trap_at(&format!("not valid UTF-8: {path}"), loc, loc_len);
+                // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+                unsafe { trap_at(&format!("not valid UTF-8: {path}"), loc, loc_len) };
             }
             fresh(&data, site)
         }
-        Err(e) => trap_at(
-            &format!("cannot read file {path:?}: {}", io_reason(&e)),
-            loc,
-            loc_len,
-        ),
+        Err(e) => {
+            // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+            unsafe {
+                trap_at(
+                    &format!("cannot read file {path:?}: {}", io_reason(&e)),
+                    loc,
+                    loc_len,
+                )
+            }
+        }
     }
 }
 
@@ -328,14 +334,18 @@ pub unsafe extern "C" fn sspur_read_stdin(site: u32, loc: u64, loc_len: u64) -> 
     use std::io::Read;
     let mut data = Vec::new();
     if let Err(e) = std::io::stdin().read_to_end(&mut data) {
-        trap_at(
-            &format!("cannot read file \"stdin\": {}", io_reason(&e)),
-            loc,
-            loc_len,
-        );
+        // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+        unsafe {
+            trap_at(
+                &format!("cannot read file \"stdin\": {}", io_reason(&e)),
+                loc,
+                loc_len,
+            )
+        };
     }
     if std::str::from_utf8(&data).is_err() {
-        trap_at("not valid UTF-8: stdin", loc, loc_len);
+        // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+        unsafe { trap_at("not valid UTF-8: stdin", loc, loc_len) };
     }
     fresh(&data, site)
 }
