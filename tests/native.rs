@@ -13,7 +13,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 /// Collect every this many KB in the stress modes: small enough that most
 /// programs collect many times, large enough for a debug-built runtime.
@@ -83,24 +82,9 @@ fn cases() -> Vec<Case> {
     out
 }
 
-/// Builds (once) and returns the `sspur` binary (a debug build).
+/// The `sspur` binary (a debug build, built once per test process).
 fn runner() -> PathBuf {
-    static RUNNER: OnceLock<PathBuf> = OnceLock::new();
-    RUNNER
-        .get_or_init(|| {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = Command::new(cargo)
-                .args(["build", "-q", "-p", "cli", "--bin", "sspur"])
-                .current_dir(root())
-                .status()
-                .expect("cargo runs");
-            assert!(status.success(), "building sspur failed");
-            let target = std::env::var("CARGO_TARGET_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| root().join("target"));
-            target.join("debug/sspur")
-        })
-        .clone()
+    sspur_tests::sspur()
 }
 
 struct Run {
