@@ -293,13 +293,30 @@ fn stress_mode_collects_every_n_kilobytes() {
 
 #[test]
 fn collected_blocks_are_reused_and_pointer_blocks_come_back_zeroed() {
+    // On a fresh stack, as the other reclaim tests: a stale word left on
+    // the test thread's stack would keep garbage alive (conservative scan).
+    on_fresh_stack(reused_body);
+}
+
+#[inline(never)]
+fn reused_body() {
     let _g = fresh(Settings::DEFAULT);
     let g = garbage(2000, 64, 1);
     for &m in &g {
         unsafe { std::ptr::write_bytes((m ^ MASK) as *mut u8, 0xEE, 64) };
     }
-    // Keep the pages alive with one survivor each so they become partial.
+    // Keep the pages alive with one survivor each so they become partial;
+    // the survivors are registered roots (a Rust Vec is not scanned).
+    static mut KEEP: [usize; 2] = [0; 2];
     let keep: Vec<usize> = g.iter().step_by(1024).map(|m| m ^ MASK).collect();
+    assert_eq!(keep.len(), 2);
+    for (i, &k) in keep.iter().enumerate() {
+        // SAFETY: statics, readable for the rest of the run; one thread.
+        unsafe {
+            (*(&raw mut KEEP))[i] = k;
+            rt::add_root((&raw const KEEP).cast::<usize>().add(i));
+        }
+    }
     collect();
     let heap = rt::stats().heap_bytes;
     for _ in 0..2000 - keep.len() {
