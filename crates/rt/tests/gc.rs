@@ -313,8 +313,9 @@ fn reused_body() {
     for (i, &k) in keep.iter().enumerate() {
         // SAFETY: statics, readable for the rest of the run; one thread.
         unsafe {
-            (*(&raw mut KEEP))[i] = k;
-            rt::add_root((&raw const KEEP).cast::<usize>().add(i));
+            let slot = (&raw mut KEEP).cast::<usize>().add(i);
+            slot.write(k);
+            rt::add_root(slot);
         }
     }
     collect();
