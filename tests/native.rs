@@ -293,14 +293,7 @@ fn native_gc_stress() {
 
 /// The value of a `name: N blocks` line of the runtime's exit report.
 fn stat(stderr: &[u8], name: &str) -> Option<u64> {
-    let text = String::from_utf8_lossy(stderr);
-    let line = text.lines().find(|l| l.starts_with(name))?;
-    line[name.len()..]
-        .trim_start_matches(':')
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+    sspur_tests::stat(&String::from_utf8_lossy(stderr), name)
 }
 
 /// The allocation sites the ownership pass names for a program

@@ -35,7 +35,7 @@ pub fn install(ranges: Vec<(usize, usize, String)>, fallback: String) {
     // another thread could still be reading it. A table is a few bytes per
     // function, and a process runs one program at a time.
     TABLE.store(table, Ordering::SeqCst);
-    let lo_hi = stack_bounds();
+    let lo_hi = rt::backtrace::thread_stack();
     STACK_LO.store(lo_hi.0, Ordering::SeqCst);
     STACK_HI.store(lo_hi.1, Ordering::SeqCst);
     install_check_hook();
@@ -95,28 +95,6 @@ fn install_check_hook() {
         }
         previous(info);
     }));
-}
-
-fn stack_bounds() -> (usize, usize) {
-    // SAFETY: `attr` is a zeroed `pthread_attr_t` that `pthread_getattr_np`
-    // initialises for the calling thread (we return before using it if that
-    // fails); `addr` and `size` are live locals the getter writes; `attr` is
-    // destroyed once, after its last use.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return (0, 0);
-        }
-        let mut addr: *mut libc::c_void = std::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
-        libc::pthread_attr_destroy(&mut attr);
-        if ok {
-            (addr as usize, addr as usize + size)
-        } else {
-            (0, 0)
-        }
-    }
 }
 
 /// The location to report for a fault at `pc` with stack pointer `sp`:

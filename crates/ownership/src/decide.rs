@@ -493,15 +493,8 @@ impl<'a> Decider<'a> {
             return true;
         }
         match r {
-            Reader::Interpolation | Reader::Builtin(Builtin::Print | Builtin::Log) => true,
-            Reader::Method(m) => {
-                table::deep_read(m)
-                    && self.facts.exprs.get(e).and_then(|f| f.parent).is_some_and(|p| {
-                        matches!(&self.body[p].kind, ExprKind::Method { receiver, .. } if *receiver == e)
-                    })
-            }
             Reader::For => self.for_var_only_read(e),
-            _ => false,
+            _ => self.read_keeps_no_element(e),
         }
     }
 
@@ -679,22 +672,7 @@ impl<'a> Decider<'a> {
                         }
                     )
                 }),
-            Ctx::Read(_) => {
-                let Some(p) = self.facts.exprs.get(u.expr).and_then(|f| f.parent) else {
-                    return false;
-                };
-                match &self.body[p].kind {
-                    ExprKind::Method {
-                        method, receiver, ..
-                    } => *receiver == u.expr && table::deep_read(*method),
-                    ExprKind::Interp(_) => true,
-                    ExprKind::Call {
-                        callee: Callee::Builtin(Builtin::Print | Builtin::Log),
-                        ..
-                    } => true,
-                    _ => false,
-                }
-            }
+            Ctx::Read(_) => self.read_keeps_no_element(u.expr),
             Ctx::Out => allow_out,
             _ => allow_out && u.moved_out,
         })
@@ -706,6 +684,13 @@ impl<'a> Decider<'a> {
         if self.body[e].ty != Ty::list(Ty::Str) || !self.owns_strings(e) {
             return false;
         }
+        self.read_keeps_no_element(e)
+    }
+
+    /// Whether the parent reading the list that is the value of `e` cannot
+    /// hand out one of its elements: len, is_empty, join, contains (as the
+    /// receiver), interpolation, print, log.
+    fn read_keeps_no_element(&self, e: ExprId) -> bool {
         let Some(p) = self.facts.exprs.get(e).and_then(|f| f.parent) else {
             return false;
         };

@@ -177,11 +177,17 @@ impl Cx<'_> {
         format!("{l}:{c}")
     }
 
+    fn local_def(&self, f: FnId, l: LocalId) -> Option<&ir::Local> {
+        let b = self.program.bodies.get(f.into_raw().into_u32() as usize)?;
+        ((l.into_raw().into_u32() as usize) < b.locals.len()).then(|| &b.locals[l])
+    }
+
     pub fn local(&self, f: FnId, l: LocalId) -> &str {
-        match self.program.bodies.get(f.into_raw().into_u32() as usize) {
-            Some(b) if (l.into_raw().into_u32() as usize) < b.locals.len() => &b.locals[l].name,
-            _ => "?",
-        }
+        self.local_def(f, l).map_or("?", |x| x.name.as_str())
+    }
+
+    fn local_kind(&self, f: FnId, l: LocalId) -> Option<ir::LocalKind> {
+        self.local_def(f, l).map(|x| x.kind)
     }
 
     pub fn fn_name(&self, f: FnId) -> &str {
@@ -316,12 +322,7 @@ impl Cx<'_> {
             NotFresh::Shared { what, of } => {
                 let of = match of {
                     Some(l) => {
-                        let is_param = self
-                            .program
-                            .bodies
-                            .get(f.into_raw().into_u32() as usize)
-                            .and_then(|b| b.locals.iter().find(|(id, _)| id == l))
-                            .is_some_and(|(_, x)| x.kind == ir::LocalKind::Param);
+                        let is_param = self.local_kind(f, *l) == Some(ir::LocalKind::Param);
                         let name = self.local(f, *l);
                         if is_param {
                             format!(" of its parameter {name}")

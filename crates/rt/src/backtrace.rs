@@ -114,7 +114,9 @@ pub fn install(mut t: Box<Table>) {
     }
 }
 
-fn thread_stack() -> (usize, usize) {
+/// The calling thread's stack, `(lowest, highest)` address; `(0, 0)`
+/// when the system cannot tell.
+pub fn thread_stack() -> (usize, usize) {
     // SAFETY: plain libc queries about the calling thread; `attr` is
     // initialised by pthread_getattr_np before use and destroyed after.
     unsafe {
