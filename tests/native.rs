@@ -105,6 +105,7 @@ fn run_native(path: &str, args: &[String], stdin: &str, env: &[(&str, &str)]) ->
         "SSPUR_ALLOC_REPORT",
         "SSPUR_GC_MIN_MB",
         "SSPUR_GC_FACTOR",
+        "SSPUR_GC_YOUNG_MB",
         "SSPUR_MAX_HEAP_MB",
         "SSPUR_BACKTRACE",
     ] {

@@ -58,14 +58,33 @@ pub unsafe extern "C" fn sspur_free_strs(elems: *mut u8, len: usize, site: u32) 
     rt.free(elems as usize, site, true);
 }
 
-/// Runs a collection now.
+/// Runs a major collection now.
 #[no_mangle]
 pub extern "C" fn sspur_collect() {
     let rt = rt();
     if !rt.initialized {
         rt.init_from_env();
     }
-    crate::gc::collect(rt);
+    crate::gc::collect(rt, crate::gc::Kind::Major);
+}
+
+/// Runs a minor collection now: the young blocks unreachable from the roots
+/// and the remembered set are freed.
+#[no_mangle]
+pub extern "C" fn sspur_collect_minor() {
+    let rt = rt();
+    if !rt.initialized {
+        rt.init_from_env();
+    }
+    crate::gc::collect(rt, crate::gc::Kind::Minor);
+}
+
+/// The write barrier for compiled code: a pointer was stored into the
+/// existing block holding `ptr` (see [`crate::remember`]). Takes only an
+/// address and dereferences nothing.
+#[no_mangle]
+pub extern "C" fn sspur_remember(ptr: *const u8) {
+    crate::remember(ptr);
 }
 
 /// Flushes stdout, prints "trap: {msg} at {loc}\n" to stderr (loc = "path:line:col"; if loc_len == 0 prints "trap: {msg}\n"), then the call chain (`backtrace`, unless SSPUR_BACKTRACE=0), prints the exit reports, exits with code 101.

@@ -28,9 +28,13 @@ pub enum StatsMode {
 pub struct Settings {
     pub mem: MemMode,
     pub gc_stats: StatsMode,
-    /// Collect before the heap grows past max(this, factor x live).
+    /// A major collection once the old generation passes max(this,
+    /// factor x live after the last major one).
     pub gc_min_bytes: usize,
     pub gc_factor: f64,
+    /// A minor collection after this many bytes of young allocation (scaled
+    /// up to 4x by the survival rate).
+    pub gc_young_bytes: usize,
     /// Collect every this many bytes of allocation (0 = off).
     pub stress_bytes: usize,
     pub alloc_report: bool,
@@ -46,8 +50,9 @@ impl Settings {
     pub const DEFAULT: Settings = Settings {
         mem: MemMode::Default,
         gc_stats: StatsMode::Off,
-        gc_min_bytes: 256 << 20,
-        gc_factor: 4.0,
+        gc_min_bytes: 32 << 20,
+        gc_factor: 2.0,
+        gc_young_bytes: 4 << 20,
         stress_bytes: 0,
         alloc_report: false,
         fail_alloc_at: 0,
@@ -112,6 +117,20 @@ impl Settings {
                     )
                 })?;
             s.gc_min_bytes = mb << 20;
+        }
+        if let Some(v) = get("SSPUR_GC_YOUNG_MB") {
+            let mb: usize = v
+                .parse()
+                .ok()
+                .filter(|mb: &usize| (1..=1 << 20).contains(mb))
+                .ok_or_else(|| {
+                    bad(
+                        "SSPUR_GC_YOUNG_MB",
+                        &v,
+                        "expected a positive whole number of megabytes",
+                    )
+                })?;
+            s.gc_young_bytes = mb << 20;
         }
         if let Some(v) = get("SSPUR_GC_FACTOR") {
             s.gc_factor = v
@@ -268,6 +287,9 @@ mod tests {
             (&[("SSPUR_GC_STATS", "sites")], |s| s.track_sites()),
             (&[("SSPUR_GC_MIN_MB", "8")], |s| s.gc_min_bytes == 8 << 20),
             (&[("SSPUR_GC_FACTOR", "2.5")], |s| s.gc_factor == 2.5),
+            (&[("SSPUR_GC_YOUNG_MB", "2")], |s| {
+                s.gc_young_bytes == 2 << 20
+            }),
             (&[("SSPUR_GC_STRESS", "4")], |s| {
                 s.stress_bytes == 4096 && s.counting()
             }),
@@ -298,6 +320,8 @@ mod tests {
             ("SSPUR_GC_MIN_MB", "-1"),
             ("SSPUR_GC_MIN_MB", "lots"),
             ("SSPUR_GC_FACTOR", "0.5"),
+            ("SSPUR_GC_YOUNG_MB", "0"),
+            ("SSPUR_GC_YOUNG_MB", "big"),
             ("SSPUR_GC_FACTOR", "nan"),
             ("SSPUR_GC_STRESS", "0"),
             ("SSPUR_ALLOC_REPORT", "true"),

@@ -1,4 +1,4 @@
-//! The conservative mark-sweep collector.
+//! The conservative, generational, non-moving collector.
 //!
 //! Roots are the program thread's native stack, from the collector's own
 //! frame up to the base recorded at init, with the callee-saved registers
@@ -6,6 +6,31 @@
 //! Any word that points into an allocated block (interior and one-past-the-end
 //! pointers included) keeps it; pointer blocks are scanned word by word from
 //! an explicit mark stack; data blocks never are.
+//!
+//! Generations use sticky mark bits: a block that survives a collection
+//! keeps its mark bit and is *old*. A minor collection keeps the marks,
+//! marks from the roots and from the remembered set, and frees only
+//! unmarked blocks of the pages that may hold young ones; marking stops at
+//! an old block, so its cost follows the survivors. A major collection
+//! clears every mark first and marks everything.
+//!
+//! The barrier rule: an old block that comes to point at a young block must
+//! be in the remembered set at the next collection. Two things put it there:
+//! - [`remember`], the write barrier, called by every runtime path that
+//!   stores a pointer into a block it reached through the heap rather than
+//!   holding it across the last collection point (map put and its table
+//!   growth, list push or concat in place, builder growth, in-place reuse);
+//! - each collection remembers every pointer block a root points at when it
+//!   ends: code that holds a block across a collection (a `map` loop filling
+//!   its output list, a helper filling a list of fresh tuples, a builder
+//!   held by compiled code) may write young pointers into it afterwards, and
+//!   it can reach such a block only through a root.
+//!
+//! So no store that compiled code makes needs a barrier of its own: it
+//! writes only into blocks it allocated and holds (remembered at every
+//! collection they live through) or through the runtime's barriered paths.
+
+use std::time::Instant;
 
 use crate::config::MemMode;
 use crate::heap::{Page, LARGE, NUM_CLASSES, POINTER};
@@ -35,13 +60,50 @@ pub fn stack_base() -> usize {
     }
 }
 
+/// Which collection to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Roots and the remembered set; frees young garbage only.
+    Minor,
+    /// Everything.
+    Major,
+}
+
+/// The write barrier: records that a pointer was (or is about to be, with
+/// no allocation in between) stored into the block holding `addr`, an
+/// existing block. Only an old pointer block needs recording; a young one,
+/// an address outside the heap or a data block costs a lookup.
+#[inline]
+pub fn remember(rt: &mut Rt, addr: usize) {
+    if let Some((id, i)) = rt.heap.lookup(addr) {
+        let page = &mut rt.heap.pages[id];
+        if Page::bit(&page.mark, i)
+            && !Page::bit(&page.remembered, i)
+            && page.kind as usize == POINTER
+        {
+            Page::set(&mut page.remembered, i);
+            rt.remembered.push(page.block_addr(i));
+        }
+    }
+}
+
+/// The kind of collection pacing asks for: major when the old generation
+/// has grown past its threshold or the heap limit was reached, else minor.
+pub fn paced_kind(rt: &Rt) -> Kind {
+    if rt.heap.want_major || rt.heap.old_bytes > rt.major_threshold {
+        Kind::Major
+    } else {
+        Kind::Minor
+    }
+}
+
 /// Collects now. Kept out of line: the stack scan starts at this frame,
 /// so the frames of the collector proper (below it) are never scanned:
 /// they hold words read from roots and blocks by an earlier collection,
 /// stale copies that would keep garbage alive. The callee-saved registers
 /// are spilled here and marked explicitly.
 #[inline(never)]
-pub fn collect(rt: &mut Rt) {
+pub fn collect(rt: &mut Rt, kind: Kind) {
     rt.check_owner();
     if rt.stack_base == 0 || rt.in_gc {
         return;
@@ -51,7 +113,7 @@ pub fn collect(rt: &mut Rt) {
     std::hint::black_box(&mut regs);
     let here = 0usize;
     let sp = std::hint::black_box(&here) as *const usize as usize & !7;
-    collect_inner(rt, &regs, sp);
+    collect_inner(rt, &regs, sp, kind);
     std::hint::black_box(&mut regs);
 }
 
@@ -99,15 +161,41 @@ fn spill_callee_saved(regs: &mut [usize; 12]) {
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("the Sspur collector spills callee-saved registers only on x86-64 and aarch64");
 
+/// The marking state of one collection.
+struct Marker {
+    stack: Vec<(usize, usize)>,
+    /// Check mode: quarantined blocks reached from the heap or a root.
+    found: Vec<usize>,
+    /// Pointer blocks a root points at (remembered when the collection ends).
+    held: Vec<(usize, usize)>,
+    /// Bytes of young blocks marked (promoted) by a minor collection.
+    promoted: usize,
+    minor: bool,
+}
+
 #[inline(never)]
-fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize) {
+fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
+    let start = Instant::now();
     rt.in_gc = true;
-    prepare(rt);
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    let mut found: Vec<usize> = Vec::new();
-    // The stack: dead words may point at quarantined blocks; not reported.
+    let minor = kind == Kind::Minor;
+    let young_before = rt.heap.young_bytes;
+    // Check mode: which blocks were old, for the barrier audit of a major.
+    let was_old = if rt.mode == MemMode::Check && !minor {
+        Some(old_bitmaps(rt))
+    } else {
+        None
+    };
+    prepare(rt, kind);
+    let mut m = Marker {
+        stack: Vec::new(),
+        found: Vec::new(),
+        held: Vec::new(),
+        promoted: 0,
+        minor,
+    };
+    // The stack: dead words may point at quarantined blocks: not reported.
     for &w in regs {
-        mark_root_word(rt, w, &mut stack);
+        mark_root_word(rt, w, &mut m);
     }
     let base = rt.stack_base;
     valgrind_make_defined(sp, base - sp);
@@ -121,39 +209,110 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize) {
         // dead slots, which the Rust abstract machine calls uninitialised;
         // the words are plain machine words here and are only compared.)
         let w = unsafe { *(a as *const usize) };
-        mark_root_word(rt, w, &mut stack);
+        mark_root_word(rt, w, &mut m);
         a += 8;
     }
     for i in 0..rt.roots.len() {
         // SAFETY: `add_root`'s contract: a registered word stays readable
         // for the rest of the run; it is a `*const usize`, so aligned.
         let w = unsafe { *rt.roots[i] };
-        mark_word(rt, w, &mut stack, Some(&mut found));
-    }
-    while let Some((b, len)) = stack.pop() {
-        let mut a = b;
-        while a + 8 <= b + len {
-            // SAFETY: `(b, len)` was pushed by `mark_block` for an allocated
-            // pointer block of an in-use page (`lookup` found it), so
-            // `b..b + len` is mapped, and nothing frees or releases pages
-            // during marking; `b` is 16-aligned and `a` steps by 8 inside it.
-            let w = unsafe { *(a as *const usize) };
-            mark_word(rt, w, &mut stack, Some(&mut found));
-            a += 8;
+        if w >= rt.heap.lo && w <= rt.heap.hi {
+            if let Some((id, i)) = rt.heap.lookup(w) {
+                note_held(rt, id, i, &mut m);
+                mark_block(rt, id, i, &mut m, true);
+            }
         }
     }
-    if rt.mode == MemMode::Check {
-        audit(rt, &mut found);
+    if minor {
+        // The remembered set, and the old blocks the roots point at (which
+        // the marking above does not enter): their young children live.
+        for &(id, i) in &m.held {
+            let page = &mut rt.heap.pages[id];
+            if !Page::bit(&page.remembered, i) {
+                Page::set(&mut page.remembered, i);
+                rt.remembered.push(page.block_addr(i));
+            }
+        }
+        for r in 0..rt.remembered.len() {
+            scan_remembered(rt, rt.remembered[r], &mut m);
+        }
     }
-    sweep(rt);
+    drain(rt, &mut m);
+    if rt.mode == MemMode::Check {
+        if let Some(was_old) = &was_old {
+            audit_barrier(rt, was_old);
+        }
+        audit(rt, &mut m.found);
+    }
+    let freed = sweep(rt, kind);
+    if minor {
+        rt.heap.old_bytes += m.promoted;
+    }
+    // The next cycle's remembered set: the pointer blocks the roots hold.
+    for r in std::mem::take(&mut rt.remembered) {
+        if let Some(id) = (rt.heap.map_get(r) as usize).checked_sub(1) {
+            let page = &mut rt.heap.pages[id];
+            let i = page.index_of(r);
+            Page::clear(&mut page.remembered, i);
+        }
+    }
+    for &(id, i) in &m.held {
+        let page = &mut rt.heap.pages[id];
+        if page.in_use && !Page::bit(&page.remembered, i) && Page::bit(&page.alloc, i) {
+            Page::set(&mut page.remembered, i);
+            rt.remembered.push(page.block_addr(i));
+        }
+    }
+    pace(rt, kind, young_before, m.promoted);
+    let pause = start.elapsed();
+    let g = &mut rt.gc;
+    match kind {
+        Kind::Minor => g.minor += 1,
+        Kind::Major => g.major += 1,
+    }
+    g.promoted_bytes += m.promoted as u64;
+    g.freed_bytes += freed as u64;
+    g.total_pause += pause;
+    g.longest_pause = g.longest_pause.max(pause);
     rt.collections += 1;
     rt.in_gc = false;
 }
 
-/// Makes the bits exact: records pending bump ranges, moves every free list
-/// into the page free bits (so a freed block is never marked or handed out
-/// twice), forgets the partial lists and clears the marks.
-fn prepare(rt: &mut Rt) {
+/// Sets the next collection's budgets from what this one found.
+///
+/// Minor: the young budget is `SSPUR_GC_YOUNG_MB` scaled by the survival
+/// rate (1x when nothing survived, up to 4x when everything did): when most
+/// young blocks live, a bigger nursery lets more of them die before they
+/// are promoted, and fixed costs (the stack, the remembered set) are paid
+/// less often. Major: the old generation may grow to
+/// max(`SSPUR_GC_MIN_MB`, `SSPUR_GC_FACTOR` x live) before the next one.
+fn pace(rt: &mut Rt, kind: Kind, young_before: usize, promoted: usize) {
+    let base = rt.settings.gc_young_bytes;
+    let survival = if young_before == 0 {
+        0.0
+    } else {
+        (promoted as f64 / young_before as f64).min(1.0)
+    };
+    if kind == Kind::Major {
+        let target = (rt.heap.old_bytes as f64 * rt.settings.gc_factor) as usize;
+        rt.major_threshold = target.max(rt.settings.gc_min_bytes);
+        rt.live_after_gc = rt.heap.old_bytes;
+    }
+    let scale = if kind == Kind::Minor {
+        1.0 + 3.0 * survival
+    } else {
+        1.0
+    };
+    rt.heap.young_budget = ((base as f64) * scale) as usize;
+    rt.heap.young_bytes = 0;
+    rt.heap.want_major = false;
+}
+
+/// Makes the bits exact: records pending bump ranges and moves every free
+/// list into the page free bits (so a freed block is never marked or handed
+/// out twice). A major collection also clears the marks (everything is
+/// young again until marked) and forgets the partial lists it rebuilds.
+fn prepare(rt: &mut Rt, kind: Kind) {
     let h = &mut rt.heap;
     for k in 0..2 * NUM_CLASSES {
         h.flush_cursor(k);
@@ -169,10 +328,31 @@ fn prepare(rt: &mut Rt) {
             f = unsafe { *(f as *const usize) };
         }
         h.classes[k].free = 0;
-        h.partial[k].clear();
+        if kind == Kind::Major {
+            h.partial[k].clear();
+        }
     }
-    for page in h.pages.iter_mut().filter(|p| p.in_use) {
-        page.mark = [0; 64];
+    if kind == Kind::Major {
+        for page in h.pages.iter_mut().filter(|p| p.in_use) {
+            page.mark = [0; 64];
+            page.in_partial = false;
+        }
+    }
+}
+
+/// Check mode: each in-use page's mark bits before a major collection
+/// clears them (the old blocks), by page id.
+fn old_bitmaps(rt: &Rt) -> Vec<Option<Box<[u64; 64]>>> {
+    rt.heap
+        .pages
+        .iter()
+        .map(|p| p.in_use.then(|| Box::new(p.mark)))
+        .collect()
+}
+
+fn note_held(rt: &Rt, id: usize, i: usize, m: &mut Marker) {
+    if rt.heap.pages[id].kind as usize == POINTER {
+        m.held.push((id, i));
     }
 }
 
@@ -180,76 +360,162 @@ fn prepare(rt: &mut Rt) {
 /// is one past the end of: compiled code may hold a derived end pointer (a
 /// loop cursor past the last element) only in a register or stack slot.
 #[inline]
-fn mark_root_word(rt: &mut Rt, w: usize, stack: &mut Vec<(usize, usize)>) {
+fn mark_root_word(rt: &mut Rt, w: usize, m: &mut Marker) {
     if w < rt.heap.lo || w > rt.heap.hi {
         return;
     }
     // Dead stack words may point at quarantined blocks: not reported.
-    mark_addr(rt, w, stack, None);
+    if let Some((id, i)) = rt.heap.lookup(w) {
+        note_held(rt, id, i, m);
+        mark_block(rt, id, i, m, false);
+    }
     if w > 0 {
         // The same word is just as likely the start of the next block, so a
         // freed block reached only this way is kept but not reported.
         if let Some((id, i)) = rt.heap.lookup(w - 1) {
             let p = &rt.heap.pages[id];
             if p.block_addr(i) + p.block_size == w {
-                mark_block(rt, id, i, stack, None);
+                note_held(rt, id, i, m);
+                mark_block(rt, id, i, m, false);
             }
         }
     }
 }
 
-/// Marks the block a heap or registered-root word points into. No end
-/// pointer is ever stored (an empty view is `(0, 0)`), and applying the
-/// end rule here would let every block that points at its neighbour keep
-/// the one allocated before it alive, chaining through whole structures.
+/// Marks the block a heap word points into. No end pointer is ever stored
+/// (an empty view is `(0, 0)`), and applying the end rule here would let
+/// every block that points at its neighbour keep the one allocated before
+/// it alive, chaining through whole structures.
 #[inline]
-fn mark_word(
-    rt: &mut Rt,
-    w: usize,
-    stack: &mut Vec<(usize, usize)>,
-    found: Option<&mut Vec<usize>>,
-) {
+fn mark_word(rt: &mut Rt, w: usize, m: &mut Marker) {
     if w < rt.heap.lo || w > rt.heap.hi {
         return;
     }
-    mark_addr(rt, w, stack, found);
-}
-
-#[inline]
-fn mark_addr(
-    rt: &mut Rt,
-    w: usize,
-    stack: &mut Vec<(usize, usize)>,
-    found: Option<&mut Vec<usize>>,
-) {
     if let Some((id, i)) = rt.heap.lookup(w) {
-        mark_block(rt, id, i, stack, found);
+        mark_block(rt, id, i, m, true);
     }
 }
 
-fn mark_block(
-    rt: &mut Rt,
-    id: usize,
-    i: usize,
-    stack: &mut Vec<(usize, usize)>,
-    found: Option<&mut Vec<usize>>,
-) {
+/// Marks block `i` of page `id`; `report` says a quarantined block reached
+/// this way is evidence (a heap word or registered root, not the stack).
+fn mark_block(rt: &mut Rt, id: usize, i: usize, m: &mut Marker, report: bool) {
     let page = &mut rt.heap.pages[id];
     if Page::bit(&page.quarantine, i) {
         // Reported when reached from the heap or a root, even if the
         // stack reached it first.
         Page::set(&mut page.mark, i);
-        if let Some(found) = found {
-            found.push(page.block_addr(i));
+        if report {
+            m.found.push(page.block_addr(i));
         }
         return;
     }
     if Page::bit(&page.mark, i) {
+        // Marked in this collection, or old in a minor one: its children
+        // are marked or old, or it is remembered.
         return;
     }
     Page::set(&mut page.mark, i);
+    if m.minor {
+        m.promoted += page.block_size;
+    }
     if page.kind as usize == POINTER {
-        stack.push((page.block_addr(i), page.block_size));
+        m.stack.push((page.block_addr(i), page.block_size));
+    }
+}
+
+/// Scans the pointer blocks on the mark stack until it is empty.
+fn drain(rt: &mut Rt, m: &mut Marker) {
+    while let Some((b, len)) = m.stack.pop() {
+        scan(rt, b, len, m);
+    }
+}
+
+fn scan(rt: &mut Rt, b: usize, len: usize, m: &mut Marker) {
+    let mut a = b;
+    while a + 8 <= b + len {
+        // SAFETY: `(b, len)` is an allocated pointer block of an in-use page
+        // (pushed by `mark_block` or checked by `scan_remembered` through
+        // `lookup`), so `b..b + len` is mapped, and nothing frees or releases
+        // pages during marking; `b` is 16-aligned and `a` steps by 8 inside it.
+        let w = unsafe { *(a as *const usize) };
+        mark_word(rt, w, m);
+        a += 8;
+    }
+}
+
+/// A minor collection scans a remembered block that is still an allocated,
+/// unquarantined pointer block (a block freed since it was remembered is
+/// skipped; one freed and handed out again is young and scanned anyway).
+fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
+    let Some((id, i)) = rt.heap.lookup(base) else {
+        return;
+    };
+    let page = &rt.heap.pages[id];
+    if page.kind as usize != POINTER || Page::bit(&page.quarantine, i) {
+        return;
+    }
+    let (b, len) = (page.block_addr(i), page.block_size);
+    scan(rt, b, len, m);
+    drain(rt, m);
+}
+
+/// Check mode, at a major collection: an old block still reachable that
+/// points at a young block without being in the remembered set means a
+/// store skipped the write barrier; a minor collection would have freed
+/// the young block under it.
+fn audit_barrier(rt: &mut Rt, was_old: &[Option<Box<[u64; 64]>>]) {
+    let old = |id: usize, i: usize| {
+        was_old
+            .get(id)
+            .and_then(|b| b.as_ref())
+            .is_some_and(|b| Page::bit(b, i))
+    };
+    let mut msgs = Vec::new();
+    for id in 0..rt.heap.pages.len() {
+        let page = &rt.heap.pages[id];
+        if !page.in_use || page.cached || page.kind as usize != POINTER {
+            continue;
+        }
+        for i in 0..page.nblocks {
+            if !old(id, i)
+                || !Page::bit(&page.mark, i)
+                || Page::bit(&page.remembered, i)
+                || Page::bit(&page.quarantine, i)
+            {
+                continue;
+            }
+            let b = page.block_addr(i);
+            let mut a = b;
+            while a + 8 <= b + page.block_size {
+                // SAFETY: block `i` is allocated (marked in this collection,
+                // so `lookup` found it) in in-use page `id`, whose mapping
+                // covers `b..b + block_size`; the program is stopped.
+                let w = unsafe { *(a as *const usize) };
+                a += 8;
+                if w < rt.heap.lo || w > rt.heap.hi {
+                    continue;
+                }
+                let Some((tid, ti)) = rt.heap.lookup(w) else {
+                    continue;
+                };
+                let t = &rt.heap.pages[tid];
+                if old(tid, ti) || Page::bit(&t.quarantine, ti) {
+                    continue;
+                }
+                msgs.push(format!(
+                    "sspur check: an old {}-byte block allocated at {} points at a young {}-byte block allocated at {} but was not remembered (a missing write barrier)",
+                    page.block_size,
+                    rt.site_name(page.sites.get(i).copied().unwrap_or(0)),
+                    t.block_size,
+                    rt.site_name(t.sites.get(ti).copied().unwrap_or(0)),
+                ));
+                break;
+            }
+        }
+    }
+    for msg in msgs {
+        crate::out::write_stderr_raw(format!("{msg}\n").as_bytes());
+        rt.reports.push(msg);
     }
 }
 
@@ -303,40 +569,52 @@ fn locate(rt: &Rt, base: usize) -> (usize, usize) {
     (id, rt.heap.pages[id].index_of(base))
 }
 
-/// Frees every allocated, unmarked, unquarantined block; releases empty
-/// pages; records pages with free blocks; sets the next pacing threshold.
-fn sweep(rt: &mut Rt) {
+/// Frees every allocated, unmarked, unquarantined block of the pages it
+/// visits (every page in a major collection, the young pages in a minor
+/// one) by clearing bits: a dead pointer block is zeroed when it is handed
+/// out again (`Heap::thread_page`). Releases empty pages; records pages
+/// with free blocks. Returns the bytes freed.
+fn sweep(rt: &mut Rt, kind: Kind) -> usize {
     let counting = rt.counting;
-    let mut live = 0usize;
-    for id in 0..rt.heap.pages.len() {
+    let major = kind == Kind::Major;
+    let ids: Vec<u32> = if major {
+        for &id in &rt.heap.young_pages {
+            rt.heap.pages[id as usize].young = false;
+        }
+        rt.heap.young_pages.clear();
+        (0..rt.heap.pages.len() as u32).collect()
+    } else {
+        std::mem::take(&mut rt.heap.young_pages)
+    };
+    let mut old = 0usize;
+    let mut freed = 0usize;
+    for id in ids {
+        let id = id as usize;
         let page = &mut rt.heap.pages[id];
-        if !page.in_use || page.cached {
+        if !page.in_use || page.cached || (!major && !page.young) {
             continue;
         }
+        page.young = false;
         let words = page.nblocks.div_ceil(64);
         let mut live_blocks = 0usize;
         let mut dead_blocks = 0usize;
+        let mut marked = 0usize;
         for w in 0..words {
             let garbage = page.alloc[w] & !page.mark[w] & !page.quarantine[w];
             if garbage != 0 {
-                let mut g = garbage;
-                while g != 0 {
-                    let i = w * 64 + g.trailing_zeros() as usize;
-                    g &= g - 1;
-                    crate::heap::note_death(page, i, &mut rt.heap.tier);
-                    if page.kind as usize == POINTER && page.class != LARGE {
-                        let b = page.block_addr(i);
-                        // SAFETY: block `i` of an in-use small page lies in
-                        // the page's mapping; it is unmarked garbage, so no
-                        // root or live block points at it and no Rust
-                        // reference covers heap memory.
-                        unsafe { std::ptr::write_bytes(b as *mut u8, 0, page.block_size) };
+                if <crate::tier::Active as Tier>::BIRTHS {
+                    let mut g = garbage;
+                    while g != 0 {
+                        let i = w * 64 + g.trailing_zeros() as usize;
+                        g &= g - 1;
+                        crate::heap::note_death(page, i, &mut rt.heap.tier);
                     }
                 }
                 dead_blocks += garbage.count_ones() as usize;
                 page.alloc[w] &= !garbage;
             }
             live_blocks += page.alloc[w].count_ones() as usize;
+            marked += (page.alloc[w] & page.mark[w]).count_ones() as usize;
         }
         let size = page.block_size;
         let large = page.class == LARGE;
@@ -350,7 +628,8 @@ fn sweep(rt: &mut Rt) {
             rt.counters.collected_blocks += dead_blocks as u64;
             rt.counters.collected_bytes += (dead_blocks * size) as u64;
         }
-        live += live_blocks * size;
+        freed += dead_blocks * size;
+        old += marked * size;
         if live_blocks == 0 {
             if large {
                 rt.heap.release_large(id);
@@ -358,12 +637,17 @@ fn sweep(rt: &mut Rt) {
                 rt.heap.release_small(id);
             }
         } else if !large && live_blocks < rt.heap.pages[id].nblocks {
-            rt.heap.partial[k].push(id as u32);
+            let page = &mut rt.heap.pages[id];
+            if !page.in_partial {
+                page.in_partial = true;
+                rt.heap.partial[k].push(id as u32);
+            }
         }
     }
-    rt.live_after_gc = live;
-    let target = (live as f64 * rt.settings.gc_factor) as usize;
-    rt.heap.gc_threshold = target.max(rt.settings.gc_min_bytes);
+    if major {
+        rt.heap.old_bytes = old;
+    }
+    freed
 }
 
 /// Tells valgrind's memcheck that the stack words the scan reads are

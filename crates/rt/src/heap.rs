@@ -6,6 +6,13 @@
 //! class's current bump page, which are recorded lazily (`flush_cursors`).
 //! Each collection first flushes the cursors and moves the free lists back
 //! into the bits, so from then on the bits are exact.
+//!
+//! Generations (sticky mark bits): between collections a block's `mark` bit
+//! says it is *old* (it survived a collection); every block handed out has
+//! it clear, so a freed block loses it. Only pages on `young_pages` can
+//! hold young blocks: every page a block is handed out from (bump, threaded
+//! partial page, large block) or freed into joins that list, so a minor
+//! collection sweeps those pages and no other.
 
 use std::ptr;
 
@@ -102,6 +109,13 @@ pub struct Page {
     pub mark: [u64; BITMAP_WORDS],
     /// Check mode: freed, filled with 0xA5, never reused.
     pub quarantine: [u64; BITMAP_WORDS],
+    /// Blocks in the collector's remembered set (see `gc::remember`).
+    pub remembered: [u64; BITMAP_WORDS],
+    /// On `Heap::young_pages`: may hold blocks handed out since the last
+    /// collection.
+    pub young: bool,
+    /// On its class's `Heap::partial` list, not yet threaded.
+    pub in_partial: bool,
     /// Allocation site per block, when sites are tracked.
     pub sites: Vec<u32>,
     /// Birth stamp per block (the lifetime histogram), valid where the
@@ -200,7 +214,19 @@ pub struct Heap<T: Tier = Active> {
     /// Whether the collector may run (the stack base is known, not inside a collection).
     pub gc_ready: bool,
     pub want_gc: bool,
-    pub gc_threshold: usize,
+    /// The heap limit asked for the collection: it should be a major one.
+    pub want_major: bool,
+    /// Pages that may hold young blocks (`Page::young`), by id.
+    pub young_pages: Vec<u32>,
+    /// Bytes handed out from new pages, threaded partial pages and large
+    /// blocks since the last collection (free-list reuse of blocks freed
+    /// at last use is not counted: it does not grow the heap).
+    pub young_bytes: usize,
+    /// Pacing: a minor collection once `young_bytes` would pass this.
+    pub young_budget: usize,
+    /// Bytes of old (marked) blocks: set by each collection, lowered when
+    /// an old block is freed at its last use.
+    pub old_bytes: usize,
     /// The heap limit: committed bytes never pass it (`SSPUR_MAX_HEAP_MB`).
     pub max_heap: usize,
 }
@@ -237,7 +263,11 @@ impl<T: Tier> Heap<T> {
             track_sites: false,
             gc_ready: false,
             want_gc: false,
-            gc_threshold: usize::MAX,
+            want_major: false,
+            young_pages: Vec::new(),
+            young_bytes: 0,
+            young_budget: usize::MAX,
+            old_bytes: 0,
             max_heap: usize::MAX,
         }
     }
@@ -408,6 +438,10 @@ impl<T: Tier> Heap<T> {
     fn alloc_slow(&mut self, kind: usize, class: usize) -> *mut u8 {
         let k = kind * NUM_CLASSES + class;
         self.flush_cursor(k);
+        if self.gc_ready && self.young_bytes >= self.young_budget {
+            self.want_gc = true;
+            return ptr::null_mut();
+        }
         if self.classes[k].free != 0 {
             self.tier.slow(class);
             return self.pop_free(k, kind);
@@ -442,13 +476,23 @@ impl<T: Tier> Heap<T> {
 
     /// Puts the free blocks of a swept page on its class's free list,
     /// lowest address first out. False if it had none.
+    /// Dead pointer blocks are zeroed here, when handed out again, not by
+    /// the sweep: a sweep only clears bits, so its cost follows the pages
+    /// it visits, not the garbage.
     fn thread_page(&mut self, id: usize, k: usize) -> bool {
         let page = &mut self.pages[id];
-        if !page.in_use {
+        // A released page's id may have been reused for another class.
+        if !page.in_use
+            || !page.in_partial
+            || page.class == LARGE
+            || page.kind as usize * NUM_CLASSES + page.class as usize != k
+        {
             return false;
         }
+        page.in_partial = false;
+        let zero = page.kind as usize == POINTER;
         let mut head = self.classes[k].free;
-        let mut any = false;
+        let mut n = 0;
         for i in (0..page.nblocks).rev() {
             if !Page::bit(&page.alloc, i) {
                 Page::set(&mut page.alloc, i);
@@ -456,14 +500,34 @@ impl<T: Tier> Heap<T> {
                 // SAFETY: `page` is in use (checked above), so block `i <
                 // nblocks` lies inside its mapped 64 KB; blocks are 16-byte
                 // aligned and at least 16 bytes. Its alloc bit was clear, so
-                // it is free and no program value or list points at it.
-                unsafe { *(b as *mut usize) = head };
+                // it is free and no program value or list points at it (the
+                // collector never scans a block whose bit is clear).
+                unsafe {
+                    if zero {
+                        ptr::write_bytes(b as *mut u8, 0, page.block_size);
+                    }
+                    *(b as *mut usize) = head;
+                }
                 head = b;
-                any = true;
+                n += 1;
             }
         }
+        self.young_bytes += n * page.block_size;
         self.classes[k].free = head;
-        any
+        if n > 0 {
+            self.note_young(id);
+        }
+        n > 0
+    }
+
+    /// Puts page `id` on the young list (it may now hold young blocks).
+    #[inline(always)]
+    pub fn note_young(&mut self, id: usize) {
+        let page = &mut self.pages[id];
+        if !page.young {
+            page.young = true;
+            self.young_pages.push(id as u32);
+        }
     }
 
     /// Records the class's pending bump range in its page's alloc bits and
@@ -501,11 +565,19 @@ impl<T: Tier> Heap<T> {
             {
                 let id = self.large_cache.swap_remove(pos) as usize;
                 self.cache_bytes -= bytes;
+                if self.wants_gc(bytes) {
+                    self.large_cache.push(id as u32);
+                    self.cache_bytes += bytes;
+                    return ptr::null_mut();
+                }
                 let page = &mut self.pages[id];
                 page.cached = false;
                 Page::set(&mut page.alloc, 0);
+                let base = page.base;
                 self.tier.slow(NUM_CLASSES);
-                return page.base as *mut u8;
+                self.young_bytes += bytes;
+                self.note_young(id);
+                return base as *mut u8;
             }
         }
         self.release_cache();
@@ -538,14 +610,15 @@ impl<T: Tier> Heap<T> {
         }
         if self.gc_ready && need <= self.max_heap {
             self.want_gc = true;
+            self.want_major = true;
         }
         true
     }
 
-    /// Pacing: whether growing by `need` bytes passes the threshold. Sets
-    /// `want_gc` for the caller.
+    /// Pacing: whether handing out `need` more bytes passes the young
+    /// budget. Sets `want_gc` for the caller.
     fn wants_gc(&mut self, need: usize) -> bool {
-        if self.gc_ready && self.committed + need > self.gc_threshold {
+        if self.gc_ready && self.young_bytes + need > self.young_budget {
             self.want_gc = true;
             return true;
         }
@@ -582,6 +655,9 @@ impl<T: Tier> Heap<T> {
             alloc: [0; BITMAP_WORDS],
             mark: [0; BITMAP_WORDS],
             quarantine: [0; BITMAP_WORDS],
+            remembered: [0; BITMAP_WORDS],
+            young: false,
+            in_partial: false,
             sites: if self.track_sites {
                 vec![0; nblocks]
             } else {
@@ -619,6 +695,8 @@ impl<T: Tier> Heap<T> {
             }
         }
         let span = npages * PAGE_SIZE;
+        self.young_bytes += span;
+        self.note_young(id);
         self.lo = self.lo.min(base);
         self.hi = self.hi.max(base + span);
         self.committed += span;
@@ -648,6 +726,7 @@ impl<T: Tier> Heap<T> {
         let (base, span) = (page.base, page.span());
         page.in_use = false;
         page.cached = false;
+        page.in_partial = false;
         page.sites = Vec::new();
         page.births = Vec::new();
         page.sampled = Vec::new();
@@ -688,6 +767,15 @@ impl<T: Tier> Heap<T> {
             return self.free_large(id);
         }
         let base = page.block_addr(i);
+        if Page::bit(&page.mark, i) {
+            // Handed out again, the block is young.
+            Page::clear(&mut page.mark, i);
+            self.old_bytes = self.old_bytes.saturating_sub(page.block_size);
+        }
+        if !page.young {
+            page.young = true;
+            self.young_pages.push(id as u32);
+        }
         if page.kind as usize == POINTER {
             // SAFETY: callers pass (id, i) from `lookup`, so page `id` is in
             // use and block `i` is allocated: `block_size` bytes from `base`
@@ -715,6 +803,10 @@ impl<T: Tier> Heap<T> {
         let page = &mut self.pages[id];
         if T::BIRTHS {
             note_death(page, 0, &mut self.tier);
+        }
+        if Page::bit(&page.mark, 0) {
+            Page::clear(&mut page.mark, 0);
+            self.old_bytes = self.old_bytes.saturating_sub(page.block_size);
         }
         if page.kind as usize == DATA && self.cache_bytes + page.block_size <= LARGE_CACHE_LIMIT {
             Page::clear(&mut page.alloc, 0);

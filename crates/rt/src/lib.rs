@@ -29,7 +29,7 @@ pub mod helpers;
 pub use abi::*;
 pub use config::{MemMode, Settings, StatsMode};
 pub use heap::{DATA, POINTER};
-pub use state::{Counters, SiteStat};
+pub use state::{Counters, GcCounts, SiteStat};
 pub use stats::Stats;
 
 use state::rt;
@@ -57,6 +57,32 @@ pub fn alloc_temp(size: usize, kind: u32) -> *mut u8 {
 /// Nothing may use the block holding `ptr` afterwards.
 pub unsafe fn free_temp(ptr: *mut u8) {
     rt().free(ptr as usize, 0, false);
+}
+
+/// The write barrier. Call it whenever a pointer is stored into an existing
+/// block, unless the storing code allocated that block itself and has held
+/// it in a local ever since (each collection remembers the blocks the
+/// roots point at): map put and its table growth, list push or concat in
+/// place, builder growth, a block reused in place. A block reached through
+/// the heap needs it even when nothing is allocated between the load and
+/// the store. Call it after the store, or before it with no allocation in
+/// between. `ptr`
+/// may point anywhere inside the block; addresses outside the heap, data
+/// blocks and young blocks are ignored (a lookup and a bit test).
+///
+/// Why: the collector is generational (sticky mark bits); a minor
+/// collection does not scan old blocks, except the ones recorded here and
+/// the ones a root points at, so a young block reachable only from an
+/// unrecorded old block would be freed. `SSPUR_MEM=check` reports such a
+/// block at every major collection.
+#[inline]
+pub fn remember(ptr: *const u8) {
+    gc::remember(rt(), ptr as usize);
+}
+
+/// Runs a minor collection now (tests; `sspur_collect` runs a major one).
+pub fn collect_minor() {
+    abi::sspur_collect_minor();
 }
 
 /// Names the allocation sites: site id `i + 1` is `names[i]` (for example

@@ -30,6 +30,21 @@ pub struct Counters {
     pub stress_bytes: u64,
 }
 
+/// Collections by kind, their pauses and what they promoted; always kept
+/// (a few additions per collection).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcCounts {
+    pub minor: u64,
+    pub major: u64,
+    /// Bytes of young blocks that survived a minor collection (a major one
+    /// makes every survivor old without counting it).
+    pub promoted_bytes: u64,
+    /// Bytes the sweeps freed.
+    pub freed_bytes: u64,
+    pub total_pause: std::time::Duration,
+    pub longest_pause: std::time::Duration,
+}
+
 /// Per-site totals, kept when sites are tracked.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SiteStat {
@@ -52,8 +67,15 @@ pub struct Rt {
     pub roots: Vec<*const usize>,
     pub counters: Counters,
     pub collections: u64,
-    /// Live bytes after the last collection.
+    /// Live bytes after the last major collection.
     pub live_after_gc: usize,
+    /// Pacing: a major collection once the old generation passes this.
+    pub major_threshold: usize,
+    /// The remembered set: base addresses of old pointer blocks that may
+    /// point at young blocks (`Page::remembered` marks its members).
+    pub remembered: Vec<usize>,
+    /// What the collections did, for `SSPUR_GC_STATS`.
+    pub gc: GcCounts,
     pub site_names: Vec<String>,
     pub sites: Vec<SiteStat>,
     /// Check mode: free site of each quarantined block, by base address.
@@ -126,6 +148,16 @@ impl Rt {
             },
             collections: 0,
             live_after_gc: 0,
+            major_threshold: 0,
+            remembered: Vec::new(),
+            gc: GcCounts {
+                minor: 0,
+                major: 0,
+                promoted_bytes: 0,
+                freed_bytes: 0,
+                total_pause: std::time::Duration::ZERO,
+                longest_pause: std::time::Duration::ZERO,
+            },
             site_names: Vec::new(),
             sites: Vec::new(),
             free_sites: BTreeMap::new(),
@@ -148,7 +180,8 @@ impl Rt {
         self.counting = settings.counting();
         self.mode = settings.mem;
         self.heap.track_sites = settings.track_sites();
-        self.heap.gc_threshold = settings.gc_min_bytes;
+        self.heap.young_budget = settings.gc_young_bytes;
+        self.major_threshold = settings.gc_min_bytes;
         self.heap.max_heap = settings.max_heap();
         self.settings = settings;
         self.stack_base = crate::gc::stack_base();
@@ -211,7 +244,7 @@ impl Rt {
             return std::ptr::null_mut();
         }
         self.heap.want_gc = false;
-        crate::gc::collect(self);
+        crate::gc::collect(self, crate::gc::paced_kind(self));
         let ready = self.heap.gc_ready;
         self.heap.gc_ready = false;
         let p = self.heap.alloc(size, kind, DEFAULT_ORDER);
@@ -234,7 +267,14 @@ impl Rt {
             c.stress_bytes += size as u64;
             if c.stress_bytes >= self.settings.stress_bytes as u64 {
                 c.stress_bytes = 0;
-                crate::gc::collect(self);
+                // Mostly minor collections, every fourth a major one, so
+                // stress runs exercise both and the barrier audit.
+                let kind = if self.collections % 4 == 3 {
+                    crate::gc::Kind::Major
+                } else {
+                    crate::gc::paced_kind(self)
+                };
+                crate::gc::collect(self, kind);
             }
         }
         let mut p = self.heap.alloc(size, kind, DEFAULT_ORDER);

@@ -7,13 +7,16 @@
 //! left for the collector: N blocks, B bytes
 //! collected: N blocks, B bytes
 //! collections: N
+//! minor collections: N, major collections: N
+//! pauses: total X ms, longest Y ms
+//! promoted: B bytes
 //! peak heap: B bytes
 //! ```
 
 use std::fmt::Write;
 
 use crate::config::StatsMode;
-use crate::state::{Counters, Rt};
+use crate::state::{Counters, GcCounts, Rt};
 use crate::tier::TierStats;
 
 /// A snapshot of the runtime's statistics.
@@ -23,6 +26,8 @@ pub struct Stats {
     pub counting: bool,
     pub counters: Counters,
     pub collections: u64,
+    /// Collections by kind, pauses, bytes promoted.
+    pub gc: GcCounts,
     /// Bytes of pages and large blocks mapped now, and at most.
     pub heap_bytes: usize,
     pub peak_heap_bytes: usize,
@@ -54,6 +59,7 @@ pub fn snapshot(rt: &Rt) -> Stats {
         counting: rt.counting,
         counters: rt.counters,
         collections: rt.collections,
+        gc: rt.gc,
         heap_bytes: rt.heap.committed,
         peak_heap_bytes: rt.heap.peak,
         live_after_last_gc: rt.live_after_gc,
@@ -91,6 +97,19 @@ pub fn exit_report(rt: &Rt) -> String {
             c.collected_blocks, c.collected_bytes
         );
         let _ = writeln!(out, "collections: {}", s.collections);
+        let g = &s.gc;
+        let _ = writeln!(
+            out,
+            "minor collections: {}, major collections: {}",
+            g.minor, g.major
+        );
+        let _ = writeln!(
+            out,
+            "pauses: total {:.3} ms, longest {:.3} ms",
+            g.total_pause.as_secs_f64() * 1e3,
+            g.longest_pause.as_secs_f64() * 1e3
+        );
+        let _ = writeln!(out, "promoted: {} bytes", g.promoted_bytes);
         let _ = writeln!(out, "peak heap: {} bytes", s.peak_heap_bytes);
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;

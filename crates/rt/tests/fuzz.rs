@@ -151,6 +151,6 @@ proptest! {
     /// The same walk with a tiny pacing threshold, so collections interleave.
     #[test]
     fn random_walk_with_frequent_collections(seed in any::<u64>()) {
-        walk(seed, ops_per_case() / 10, Settings { gc_min_bytes: 1 << 20, gc_factor: 1.5, ..Settings::DEFAULT });
+        walk(seed, ops_per_case() / 10, Settings { gc_min_bytes: 1 << 20, gc_factor: 1.5, gc_young_bytes: 1 << 20, ..Settings::DEFAULT });
     }
 }

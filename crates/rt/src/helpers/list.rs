@@ -157,6 +157,11 @@ pub unsafe extern "C" fn sspur_list_grow(
             let end = p + len * esize;
             if end == start + used * esize && (end - start) / esize + extra <= cap {
                 h.add(1).write(used + extra);
+                if ptrs != 0 {
+                    // The caller stores the new elements next, with no
+                    // allocation in between: the buffer may be old.
+                    crate::remember(h as *const u8);
+                }
                 return p;
             }
         }

@@ -188,6 +188,8 @@ unsafe fn reserve(m: Map, site: u32) {
         std::ptr::write_bytes(index, 0, new_slots);
         set(m, ENTRIES, entries as u64);
         set(m, INDEX, index as u64);
+        // The map may be old and the new blocks are young.
+        crate::remember(m as *const u8);
         set(m, MASK, (new_slots - 1) as u64);
         set(m, CAP, new_cap as u64);
         set(m, N, j as u64);
@@ -222,6 +224,7 @@ unsafe fn put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) -> bool {
             let e = (get(m, ENTRIES) as *mut u64).add(e * ENTRY_WORDS);
             e.add(3).write(v0);
             e.add(4).write(v1);
+            crate::remember(e as *const u8);
             return true;
         }
         reserve(m, site);
@@ -231,6 +234,8 @@ unsafe fn put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) -> bool {
         for (i, w) in [1, k0, k1, v0, v1].into_iter().enumerate() {
             e.add(i).write(w);
         }
+        // The entries block may be old; the key and value may be young.
+        crate::remember(e as *const u8);
         (get(m, INDEX) as *mut u64).add(slot).write(n as u64 + 1);
         set(m, N, n as u64 + 1);
         set(m, LEN, get(m, LEN) + 1);

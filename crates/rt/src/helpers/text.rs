@@ -120,6 +120,8 @@ unsafe fn reserve(b: *mut Builder, more: usize) -> *mut u8 {
         (*b).buf = nb;
         (*b).cap = new_cap;
     }
+    // The builder may be old; the new buffer is young.
+    crate::remember(b as *const u8);
     if !buf.is_null() {
         // SAFETY: the old buffer, copied; the builder no longer points at it.
         unsafe { crate::free_temp(buf) };
