@@ -61,22 +61,22 @@ pub unsafe extern "C" fn sspur_free_strs(elems: *mut u8, len: usize, site: u32) 
 /// Runs a major collection now.
 #[no_mangle]
 pub extern "C" fn sspur_collect() {
-    let rt = rt();
-    if !rt.initialized {
-        rt.init_from_env();
-    }
-    crate::gc::collect(rt, crate::gc::Kind::Major);
+    collect_now(crate::gc::Kind::Major);
 }
 
 /// Runs a minor collection now: the young blocks unreachable from the roots
 /// and the remembered set are freed.
 #[no_mangle]
 pub extern "C" fn sspur_collect_minor() {
+    collect_now(crate::gc::Kind::Minor);
+}
+
+fn collect_now(kind: crate::gc::Kind) {
     let rt = rt();
     if !rt.initialized {
         rt.init_from_env();
     }
-    crate::gc::collect(rt, crate::gc::Kind::Minor);
+    crate::gc::collect(rt, kind);
 }
 
 /// The write barrier for compiled code: a pointer was stored into the

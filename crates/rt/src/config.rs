@@ -119,18 +119,7 @@ impl Settings {
             s.gc_min_bytes = mb << 20;
         }
         if let Some(v) = get("SSPUR_GC_YOUNG_MB") {
-            let mb: usize = v
-                .parse()
-                .ok()
-                .filter(|mb: &usize| (1..=1 << 20).contains(mb))
-                .ok_or_else(|| {
-                    bad(
-                        "SSPUR_GC_YOUNG_MB",
-                        &v,
-                        "expected a positive whole number of megabytes",
-                    )
-                })?;
-            s.gc_young_bytes = mb << 20;
+            s.gc_young_bytes = positive_mb("SSPUR_GC_YOUNG_MB", &v, 1 << 20)? << 20;
         }
         if let Some(v) = get("SSPUR_GC_FACTOR") {
             s.gc_factor = v
@@ -170,18 +159,7 @@ impl Settings {
             })?;
         }
         if let Some(v) = get("SSPUR_MAX_HEAP_MB") {
-            let mb: usize = v
-                .parse()
-                .ok()
-                .filter(|mb: &usize| (1..=1 << 30).contains(mb))
-                .ok_or_else(|| {
-                    bad(
-                        "SSPUR_MAX_HEAP_MB",
-                        &v,
-                        "expected a positive whole number of megabytes",
-                    )
-                })?;
-            s.max_heap_bytes = mb << 20;
+            s.max_heap_bytes = positive_mb("SSPUR_MAX_HEAP_MB", &v, 1 << 30)? << 20;
         }
         if let Some(v) = get("SSPUR_BACKTRACE") {
             s.backtrace = match v.as_str() {
@@ -245,6 +223,14 @@ fn cgroup_limit() -> Option<usize> {
     .filter_map(|p| std::fs::read_to_string(p).ok())
     .filter_map(|s| s.trim().parse::<usize>().ok())
     .find(|&n| n > 0)
+}
+
+/// A positive whole number of megabytes up to `max`.
+fn positive_mb(name: &str, v: &str, max: usize) -> Result<usize, String> {
+    v.parse()
+        .ok()
+        .filter(|mb: &usize| (1..=max).contains(mb))
+        .ok_or_else(|| bad(name, v, "expected a positive whole number of megabytes"))
 }
 
 fn bad(name: &str, value: &str, expected: &str) -> String {

@@ -576,10 +576,8 @@ mod model {
                 }
             }
             let reach = self.reachable();
-            for p in 0..self.objs.len() {
-                if !reach[p] {
-                    continue;
-                }
+            let parents: Vec<usize> = (0..self.objs.len()).filter(|&p| reach[p]).collect();
+            for p in parents {
                 for j in 0..self.objs[p].children.len() {
                     if self.objs[p].children[j] != Some(o) {
                         continue;
