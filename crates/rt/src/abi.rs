@@ -52,10 +52,10 @@ pub unsafe extern "C" fn sspur_free_strs(elems: *mut u8, len: usize, site: u32) 
             (*e, *e.add(1))
         };
         if n > 0 {
-            rt.free(p, site, true);
+            crate::cells::free_kind(rt, p, crate::cells::BlockKind::Str, site);
         }
     }
-    rt.free(elems as usize, site, true);
+    crate::cells::free_kind(rt, elems as usize, crate::cells::BlockKind::List, site);
 }
 
 /// Runs a major collection now.

@@ -14,6 +14,7 @@
 
 pub mod abi;
 pub mod backtrace;
+pub mod cells;
 pub mod config;
 mod gc;
 pub mod heap;
@@ -27,6 +28,7 @@ pub mod tier;
 pub mod helpers;
 
 pub use abi::*;
+pub use cells::{sspur_free_cell, sspur_free_deep, sspur_reuse_or_alloc, BlockKind};
 pub use config::{MemMode, Settings, StatsMode};
 pub use heap::{DATA, POINTER};
 pub use state::{Counters, GcCounts, SiteStat};

@@ -84,6 +84,8 @@ pub struct Rt {
     pub reports: Vec<String>,
     pub stdout: Vec<u8>,
     pub in_gc: bool,
+    /// Unique cells: per-kind and reuse counters, the deep free's work list.
+    pub cells: crate::cells::CellState,
     /// The thread that initialised the runtime (`pthread_self`), 0 before.
     pub owner: usize,
 }
@@ -164,6 +166,7 @@ impl Rt {
             reports: Vec::new(),
             stdout: Vec::new(),
             in_gc: false,
+            cells: crate::cells::CellState::new(),
             owner: 0,
         }
     }
@@ -284,9 +287,15 @@ impl Rt {
                 return p;
             }
         }
-        let Some((id, i)) = self.heap.lookup(p as usize) else {
-            return p;
-        };
+        if let Some((id, i)) = self.heap.lookup(p as usize) {
+            self.note_alloc(id, i, site);
+        }
+        p
+    }
+
+    /// Counts block `i` of page `id` as allocated at `site` (also a block
+    /// a constructor reuses in place).
+    pub(crate) fn note_alloc(&mut self, id: usize, i: usize, site: u32) {
         let bytes = self.heap.pages[id].block_size as u64;
         self.counters.alloc_blocks += 1;
         self.counters.alloc_bytes += bytes;
@@ -296,10 +305,9 @@ impl Rt {
             s.alloc_blocks += 1;
             s.alloc_bytes += bytes;
         }
-        p
     }
 
-    fn site_stat(&mut self, site: u32) -> &mut SiteStat {
+    pub(crate) fn site_stat(&mut self, site: u32) -> &mut SiteStat {
         let s = site as usize;
         if self.sites.len() <= s {
             self.sites.resize(s + 1, SiteStat::default());
@@ -351,6 +359,22 @@ impl Rt {
                 s.freed_bytes += bytes;
             }
         }
+        if self.mode == MemMode::Check {
+            self.quarantine(id, i, site);
+        } else {
+            self.heap.free_block(id, i);
+        }
+    }
+
+    /// Frees the block holding `ptr` without counting it (the caller
+    /// counts): quarantined in check mode, nothing under SSPUR_MEM=gc.
+    pub(crate) fn free_uncounted(&mut self, ptr: usize, site: u32) {
+        let found = match self.mode {
+            MemMode::Gc => None,
+            MemMode::Check => self.check_lookup(ptr, site),
+            MemMode::Default => self.heap.lookup(ptr),
+        };
+        let Some((id, i)) = found else { return };
         if self.mode == MemMode::Check {
             self.quarantine(id, i, site);
         } else {

@@ -4,6 +4,8 @@
 //! Report lines (stable; tests grep them):
 //! ```text
 //! freed at last use: N blocks, B bytes
+//! freed at last use by kind: cells N, lists N, strings N, closures N
+//! reused in place: N blocks, B bytes
 //! left for the collector: N blocks, B bytes
 //! collected: N blocks, B bytes
 //! collections: N
@@ -25,6 +27,11 @@ pub struct Stats {
     /// Whether the counters below are maintained (the "counting" flag).
     pub counting: bool,
     pub counters: Counters,
+    /// Blocks freed at last use by kind (cells, lists, strings, closures).
+    pub freed_by_kind: [u64; 4],
+    /// Blocks constructors were built in (reuse tokens taken), and bytes.
+    pub reused_blocks: u64,
+    pub reused_bytes: u64,
     pub collections: u64,
     /// Collections by kind, pauses, bytes promoted.
     pub gc: GcCounts,
@@ -43,14 +50,18 @@ impl Stats {
     pub fn left_for_collector(&self) -> (u64, u64) {
         let c = &self.counters;
         (
-            c.alloc_blocks - c.freed_last_use_blocks - c.freed_internal_blocks,
-            c.alloc_bytes - c.freed_last_use_bytes - c.freed_internal_bytes,
+            c.alloc_blocks - c.freed_last_use_blocks - c.freed_internal_blocks - self.reused_blocks,
+            c.alloc_bytes - c.freed_last_use_bytes - c.freed_internal_bytes - self.reused_bytes,
         )
     }
     /// Blocks allocated and not yet freed or collected.
     pub fn live_blocks(&self) -> u64 {
         let c = &self.counters;
-        c.alloc_blocks - c.freed_last_use_blocks - c.freed_internal_blocks - c.collected_blocks
+        c.alloc_blocks
+            - c.freed_last_use_blocks
+            - c.freed_internal_blocks
+            - self.reused_blocks
+            - c.collected_blocks
     }
 }
 
@@ -58,6 +69,9 @@ pub fn snapshot(rt: &Rt) -> Stats {
     Stats {
         counting: rt.counting,
         counters: rt.counters,
+        freed_by_kind: rt.cells.freed_by_kind,
+        reused_blocks: rt.cells.reused_blocks,
+        reused_bytes: rt.cells.reused_bytes,
         collections: rt.collections,
         gc: rt.gc,
         heap_bytes: rt.heap.committed,
@@ -79,6 +93,16 @@ pub fn exit_report(rt: &Rt) -> String {
             out,
             "freed at last use: {} blocks, {} bytes",
             c.freed_last_use_blocks, c.freed_last_use_bytes
+        );
+        let kinds: Vec<String> = crate::cells::BlockKind::ALL
+            .iter()
+            .map(|k| format!("{} {}", k.plural(), s.freed_by_kind[*k as usize]))
+            .collect();
+        let _ = writeln!(out, "freed at last use by kind: {}", kinds.join(", "));
+        let _ = writeln!(
+            out,
+            "reused in place: {} blocks, {} bytes",
+            s.reused_blocks, s.reused_bytes
         );
         if c.freed_internal_blocks > 0 {
             let _ = writeln!(

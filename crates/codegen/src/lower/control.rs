@@ -111,7 +111,16 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             key: None,
         });
         let site = self.iconst(self.sh.sites.len() as i64);
-        self.rt(f, &[v[0], v[1], site]);
+        if deep {
+            self.rt(f, &[v[0], v[1], site]);
+        } else {
+            let kind = match self.body[local].ty {
+                Ty::Str => rt::BlockKind::Str,
+                _ => rt::BlockKind::List,
+            };
+            let kind = self.iconst(kind as i64);
+            self.rt(f, &[v[0], v[1], kind, site]);
+        }
     }
 
     pub(super) fn for_loop(&mut self, pat: PatId, iter: ExprId, body: ExprId) -> Option<()> {

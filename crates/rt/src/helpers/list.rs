@@ -512,14 +512,15 @@ pub unsafe extern "C" fn sspur_drop_strs(p: u64, len: u64, site: u32) {
 }
 
 /// Frees a list buffer or string block at its last use (`len` 0 frees
-/// nothing: an empty value has no block); `site` names the drop.
+/// nothing: an empty value has no block); `kind` is 1 for a list, 2 for a
+/// string (the per-kind statistics); `site` names the drop.
 ///
 /// # Safety
 /// The caller owns the value `(p, len)`; nothing uses its block afterwards.
-pub unsafe extern "C" fn sspur_drop(p: u64, len: u64, site: u32) {
+pub unsafe extern "C" fn sspur_drop(p: u64, len: u64, kind: u64, site: u32) {
     if len != 0 {
         // SAFETY: an owned block at its last use (the contract).
-        unsafe { mem::free_owned(p as *mut u8, site) };
+        unsafe { crate::cells::sspur_free_cell(p, kind, site) };
     }
 }
 

@@ -270,7 +270,7 @@ pub unsafe extern "C" fn sspur_map_put_owned(
     // `k1 != 0`) is referenced by nothing else and may be freed.
     unsafe {
         if put(m, k0, k1, v0, v1, site) && k1 != 0 {
-            mem::free_owned(k0 as *mut u8, site);
+            crate::cells::sspur_free_cell(k0, crate::cells::BlockKind::Str as u64, site);
         }
     }
 }

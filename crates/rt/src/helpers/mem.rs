@@ -45,15 +45,6 @@ pub(crate) fn out_of_memory_at_site(site: u32) -> ! {
     trap(b"out of memory", loc.as_bytes())
 }
 
-/// A free at last use (counted as such); `site` names the drop.
-///
-/// # Safety
-/// Nothing may use the block holding `p` afterwards.
-pub(crate) unsafe fn free_owned(p: *mut u8, site: u32) {
-    // SAFETY: the caller's contract is sspur_free's.
-    unsafe { crate::abi::sspur_free(p, site) }
-}
-
 /// A free of one of the runtime's own temporaries.
 ///
 /// # Safety

@@ -1,0 +1,337 @@
+//! Unique cells: deep frees through the type descriptors, reuse of a block
+//! in place, and the per-kind statistics.
+//!
+//! The ownership pass proves statically that a record, tuple, sum value,
+//! `Some` or closure block has one owner; compiled code then calls
+//! [`sspur_free_deep`] (the owner's whole tree dies), [`sspur_free_cell`]
+//! (one block dies, its fields live on elsewhere) or
+//! [`sspur_reuse_or_alloc`] (a constructor is built in the block of a value
+//! that just died, a *reuse token*). No count is stored anywhere.
+//!
+//! A deep free walks the value with an explicit work list kept in the
+//! runtime (never native recursion), so a chain of ten million cells frees
+//! in constant native stack. Children are read before their parent is
+//! freed, because a free zeroes a pointer block (or fills it with 0xA5 in
+//! check mode).
+//!
+//! Check mode quarantines a reuse token like any freed block and builds the
+//! constructor in a fresh block: an unsound reuse then shows up at the
+//! next collection as a reachable freed block.
+
+use crate::config::MemMode;
+use crate::heap::{Page, POINTER};
+use crate::helpers::types::{self, TyDesc};
+use crate::state::{rt, Rt};
+
+/// The kinds of blocks the per-kind statistics count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum BlockKind {
+    /// A record, tuple, sum value or `Some`.
+    Cell = 0,
+    /// A list buffer.
+    List = 1,
+    /// A string block.
+    Str = 2,
+    /// A closure block.
+    Closure = 3,
+}
+
+impl BlockKind {
+    pub const ALL: [BlockKind; 4] = [
+        BlockKind::Cell,
+        BlockKind::List,
+        BlockKind::Str,
+        BlockKind::Closure,
+    ];
+
+    /// The kind compiled code passes as a word (unknown words count as cells).
+    pub fn from_word(w: u64) -> BlockKind {
+        match w {
+            1 => BlockKind::List,
+            2 => BlockKind::Str,
+            3 => BlockKind::Closure,
+            _ => BlockKind::Cell,
+        }
+    }
+
+    /// The plural used by the exit report.
+    pub fn plural(self) -> &'static str {
+        match self {
+            BlockKind::Cell => "cells",
+            BlockKind::List => "lists",
+            BlockKind::Str => "strings",
+            BlockKind::Closure => "closures",
+        }
+    }
+}
+
+/// Counters of the cell paths (maintained only when counting is on), and
+/// the deep free's work list, kept between calls so a free in a loop does
+/// not allocate.
+#[derive(Default)]
+pub struct CellState {
+    /// Blocks freed at last use, by [`BlockKind`].
+    pub freed_by_kind: [u64; 4],
+    /// Blocks a constructor was built in (reuse tokens taken).
+    pub reused_blocks: u64,
+    pub reused_bytes: u64,
+    /// Pending values of a deep free: (first word, second word, type).
+    work: Vec<(u64, u64, u32)>,
+}
+
+impl CellState {
+    pub const fn new() -> CellState {
+        CellState {
+            freed_by_kind: [0; 4],
+            reused_blocks: 0,
+            reused_bytes: 0,
+            work: Vec::new(),
+        }
+    }
+}
+
+/// The hook for "a pointer was stored into a block that already existed":
+/// a constructor built in a reused block writes its fields, which may point
+/// at younger blocks, into an old block, so the generational collector's
+/// barrier records it.
+#[inline(always)]
+pub fn pointer_stored_into_existing_block(rt: &mut Rt, block: usize) {
+    crate::gc::remember(rt, block);
+}
+
+/// Frees the heap block at `ptr` (a whole value, not a view) as one of
+/// kind `kind`, counting it as freed at last use. Pointers outside the
+/// heap (static literals, nullary constructors, `None`) are ignored.
+pub(crate) fn free_kind(rt: &mut Rt, ptr: usize, kind: BlockKind, site: u32) {
+    if rt.mode == MemMode::Gc {
+        return;
+    }
+    if rt.counting && rt.heap.map_get(ptr) != 0 {
+        rt.cells.freed_by_kind[kind as usize] += 1;
+    }
+    rt.free(ptr, site, true);
+}
+
+/// Whether the deep free should read and free the block at `ptr`: false
+/// outside the heap (static data). A block already freed is handed to the
+/// free at once, which in check mode aborts naming both frees, and is not
+/// read.
+fn enter(rt: &mut Rt, ptr: usize, kind: BlockKind, site: u32) -> bool {
+    match rt.heap.lookup(ptr) {
+        Some((id, i)) if Page::bit(&rt.heap.pages[id].quarantine, i) => {
+            free_kind(rt, ptr, kind, site);
+            false
+        }
+        Some(_) => true,
+        None => false,
+    }
+}
+
+/// Reads word `i` of the block at `p`.
+///
+/// # Safety
+/// `p` must point at a live value with at least `i + 1` words.
+unsafe fn word(p: u64, i: usize) -> u64 {
+    // SAFETY: the caller's contract.
+    unsafe { types::word(p as *const u64, i) }
+}
+
+/// Pushes the fields of types `fs` laid out from word `at` of block `p`.
+///
+/// # Safety
+/// `p` must be a live block holding those fields.
+unsafe fn push_fields(
+    table: &[TyDesc],
+    work: &mut Vec<(u64, u64, u32)>,
+    p: u64,
+    at: usize,
+    fs: impl Iterator<Item = u32>,
+) {
+    let mut off = at;
+    for f in fs {
+        let d = &table[f as usize];
+        let n = types::words(d);
+        if types::has_pointers(d) {
+            // SAFETY: field `f` occupies `n` words at `off` (the contract).
+            let (a, b) = unsafe { (word(p, off), if n == 2 { word(p, off + 1) } else { 0 }) };
+            work.push((a, b, f));
+        }
+        off += n;
+    }
+}
+
+/// Frees a value of type `ty` and everything it owns, iteratively.
+///
+/// # Safety
+/// `(w0, w1)` is a live value of type `ty` (its one or two words) that owns
+/// every block reachable from it, none of which is used afterwards.
+unsafe fn free_deep(rt: &mut Rt, table: &[TyDesc], w0: u64, w1: u64, ty: u32, site: u32) {
+    let mut work = std::mem::take(&mut rt.cells.work);
+    work.clear();
+    work.push((w0, w1, ty));
+    while let Some((a, b, t)) = work.pop() {
+        let Some(d) = table.get(t as usize) else {
+            continue;
+        };
+        // SAFETY for every read below: `(a, b)` is a live value of type `t`
+        // owned by the value being freed (the contract, and each pushed
+        // child is a field or element of a block not yet freed); a pointer
+        // is dereferenced only after `enter` found it live in the heap, and
+        // its words are read before the block is freed.
+        match d {
+            TyDesc::Str => {
+                if b > 0 {
+                    free_kind(rt, a as usize, BlockKind::Str, site);
+                }
+            }
+            TyDesc::List(e) => {
+                if b == 0 || !enter(rt, a as usize, BlockKind::List, site) {
+                    continue;
+                }
+                let ed = &table[*e as usize];
+                if types::has_pointers(ed) {
+                    let w = types::words(ed);
+                    for i in 0..b as usize {
+                        // SAFETY: see above; element `i < len` has `w` words.
+                        let (x, y) = unsafe {
+                            (word(a, i * w), if w == 2 { word(a, i * w + 1) } else { 0 })
+                        };
+                        work.push((x, y, *e));
+                    }
+                }
+                free_kind(rt, a as usize, BlockKind::List, site);
+            }
+            TyDesc::Option(e) => {
+                if !enter(rt, a as usize, BlockKind::Cell, site) {
+                    continue;
+                }
+                // SAFETY: see above; a heap option is `Some`: `[1, value]`.
+                if unsafe { word(a, 0) } == 1 {
+                    // SAFETY: see above.
+                    unsafe { push_fields(table, &mut work, a, 1, std::iter::once(*e)) };
+                }
+                free_kind(rt, a as usize, BlockKind::Cell, site);
+            }
+            TyDesc::Tuple(fs) => {
+                if !enter(rt, a as usize, BlockKind::Cell, site) {
+                    continue;
+                }
+                // SAFETY: see above.
+                unsafe { push_fields(table, &mut work, a, 0, fs.iter().copied()) };
+                free_kind(rt, a as usize, BlockKind::Cell, site);
+            }
+            TyDesc::Record { fields, .. } => {
+                if !enter(rt, a as usize, BlockKind::Cell, site) {
+                    continue;
+                }
+                // SAFETY: see above.
+                unsafe { push_fields(table, &mut work, a, 0, fields.iter().map(|f| f.1)) };
+                free_kind(rt, a as usize, BlockKind::Cell, site);
+            }
+            TyDesc::Sum { variants, .. } => {
+                if !enter(rt, a as usize, BlockKind::Cell, site) {
+                    continue;
+                }
+                // SAFETY: see above; the tag selects the fields present.
+                let tag = unsafe { word(a, 0) } as usize;
+                if let Some((_, fs)) = variants.get(tag) {
+                    // SAFETY: see above.
+                    unsafe { push_fields(table, &mut work, a, 1, fs.iter().copied()) };
+                }
+                free_kind(rt, a as usize, BlockKind::Cell, site);
+            }
+            // A closure's captures, a map's entries and a builder are not
+            // described by the table: the analysis never drops them deep.
+            TyDesc::Fn | TyDesc::Map(..) | TyDesc::StrBuilder => {}
+            TyDesc::Int | TyDesc::F64 | TyDesc::Bool | TyDesc::Unit => {}
+        }
+    }
+    rt.cells.work = work;
+}
+
+/// Frees a value of type `ty` (index into the installed type table) and
+/// every block it owns: cells, list buffers, string blocks. `(w0, w1)` are
+/// the value's words (`w1` is 0 for one-word values). Iterative: a chain of
+/// any length frees in constant native stack. A no-op under SSPUR_MEM=gc;
+/// each freed block counts as freed at last use.
+///
+/// # Safety
+/// The value is live, owns every block reachable from it (no other
+/// reference to any of them exists), and none is used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn sspur_free_deep(w0: u64, w1: u64, ty: u32, site: u32) {
+    let rt = rt();
+    if rt.mode == MemMode::Gc {
+        return;
+    }
+    types::with_table(|table| {
+        // SAFETY: the caller's contract.
+        unsafe { free_deep(rt, table, w0, w1, ty, site) }
+    });
+}
+
+/// Frees one block of kind `kind` (0 cell, 1 list, 2 string, 3 closure) at
+/// its last use; the values its fields point at are not touched. Pointers
+/// outside the heap are ignored.
+///
+/// # Safety
+/// The caller owns the block holding `p`; nothing uses it afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn sspur_free_cell(p: u64, kind: u64, site: u32) {
+    let rt = rt();
+    free_kind(rt, p as usize, BlockKind::from_word(kind), site);
+}
+
+/// A block of `bytes` (a pointer block) for a constructor, built in the
+/// block of reuse token `token` when it can be: the token's block is in
+/// the heap, holds `bytes`, and the mode reuses (not SSPUR_MEM=check or
+/// gc). Otherwise the token's block is freed (quarantined in check mode)
+/// and a new block is allocated at `site`. Returns null when that
+/// allocation fails (the caller traps `out of memory`).
+///
+/// A reused block keeps its size; the words past `bytes` are zeroed so no
+/// stale pointer keeps garbage alive, and the constructor overwrites the
+/// rest.
+///
+/// # Safety
+/// The caller owns the token's block (its value just died, its fields
+/// were read out) and never uses the token again.
+#[no_mangle]
+pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32) -> u64 {
+    let rt = rt();
+    let bytes = bytes as usize;
+    let Some((id, i)) = rt.heap.lookup(token as usize) else {
+        return rt.alloc(bytes, POINTER, site) as u64;
+    };
+    let page = &rt.heap.pages[id];
+    let (base, size) = (page.block_addr(i), page.block_size);
+    let fits = base == token as usize && page.kind as usize == POINTER && bytes <= size;
+    if rt.counting && rt.mode != MemMode::Gc {
+        // A reuse is the old value's end and the new value's allocation,
+        // so "left for the collector" means the same in every mode.
+        rt.cells.reused_blocks += 1;
+        rt.cells.reused_bytes += size as u64;
+        if rt.heap.track_sites {
+            let old = rt.heap.pages[id].sites[i];
+            let s = rt.site_stat(old);
+            s.freed_blocks += 1;
+            s.freed_bytes += size as u64;
+        }
+    }
+    if rt.mode == MemMode::Default && fits {
+        if size > bytes {
+            // SAFETY: `(id, i)` is an allocated block of an in-use page;
+            // `bytes..size` lies inside it, and the caller owns it.
+            unsafe { std::ptr::write_bytes((base + bytes) as *mut u8, 0, size - bytes) };
+        }
+        if rt.counting {
+            rt.note_alloc(id, i, site);
+        }
+        pointer_stored_into_existing_block(rt, base);
+        return base as u64;
+    }
+    // Check mode quarantines the token; a token that does not fit is freed.
+    rt.free_uncounted(token as usize, site);
+    rt.alloc(bytes, POINTER, site) as u64
+}

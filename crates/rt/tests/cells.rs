@@ -1,0 +1,247 @@
+//! Unique cells: deep frees through the type table (iterative: a chain of
+//! ten million cells frees without recursion), reuse in place, the
+//! per-kind and reuse statistics, and check mode's quarantined tokens.
+
+mod common;
+
+use common::*;
+use rt::helpers::types::{install, TyDesc};
+use rt::{MemMode, Settings};
+
+/// Type 0 Int, 1 Str, 2 `L = Cons(Int, L) | Nil`, 3 `List[Str]`,
+/// 4 `R { name: Str, tags: List[Str], next: Option[L] }`, 5 `Option[L]`,
+/// 6 `(Int, R)`.
+fn table() {
+    install(vec![
+        TyDesc::Int,
+        TyDesc::Str,
+        TyDesc::Sum {
+            name: "L".into(),
+            variants: vec![("Cons".into(), vec![0, 2]), ("Nil".into(), vec![])],
+        },
+        TyDesc::List(1),
+        TyDesc::Record {
+            name: "R".into(),
+            fields: vec![("name".into(), 1), ("tags".into(), 3), ("next".into(), 5)],
+        },
+        TyDesc::Option(2),
+        TyDesc::Tuple(vec![0, 4]),
+    ]);
+}
+
+/// The static `Nil` (tag 1): outside the heap, like compiled code's tags.
+static TAGS: [u64; 2] = [0, 1];
+
+fn nil() -> u64 {
+    TAGS.as_ptr() as u64 + 8
+}
+
+fn cons(head: i64, tail: u64) -> u64 {
+    let p = alloc(24, 1) as *mut u64;
+    unsafe {
+        *p = 0;
+        *p.add(1) = head as u64;
+        *p.add(2) = tail;
+    }
+    p as u64
+}
+
+fn string(text: &str) -> (u64, u64) {
+    let p = alloc(text.len(), 0);
+    unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len()) };
+    (p as u64, text.len() as u64)
+}
+
+fn report_line<'a>(report: &'a str, prefix: &str) -> &'a str {
+    report
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` line in {report}"))
+}
+
+fn chain(n: usize) -> u64 {
+    let mut l = nil();
+    for i in 0..n {
+        l = cons(i as i64, l);
+    }
+    l
+}
+
+#[test]
+fn ten_million_cells_free_deep_without_recursion() {
+    on_fresh_stack(|| {
+        let _g = fresh(counting());
+        table();
+        let l = chain(10_000_000);
+        unsafe { rt::sspur_free_deep(l, 0, 2, 0) };
+        let s = rt::stats();
+        assert_eq!(s.counters.freed_last_use_blocks, 10_000_000);
+        assert_eq!(s.freed_by_kind, [10_000_000, 0, 0, 0]);
+        assert_eq!(s.left_for_collector().0, 0);
+        // The freed cells are handed out again.
+        let again = alloc(24, 1);
+        assert_eq!(rt::block_of(again).map(|b| b.1), Some(32));
+        assert!(s.peak_heap_bytes >= 320_000_000);
+        let before = s.peak_heap_bytes;
+        let l = chain(10_000_000);
+        unsafe { rt::sspur_free_deep(l, 0, 2, 0) };
+        assert!(rt::stats().peak_heap_bytes <= before + (1 << 20));
+    });
+}
+
+#[test]
+fn deep_free_follows_records_options_lists_and_strings() {
+    on_fresh_stack(|| {
+        let _g = fresh(counting());
+        table();
+        let name = string("a heap name");
+        let (t0, t1) = (string("x"), string("yz"));
+        let tags = alloc(32, 1) as *mut u64;
+        unsafe {
+            *tags = t0.0;
+            *tags.add(1) = t0.1;
+            *tags.add(2) = t1.0;
+            *tags.add(3) = t1.1;
+        }
+        let some = alloc(16, 1) as *mut u64;
+        unsafe {
+            *some = 1;
+            *some.add(1) = chain(3);
+        }
+        let r = alloc(40, 1) as *mut u64;
+        unsafe {
+            *r = name.0;
+            *r.add(1) = name.1;
+            *r.add(2) = tags as u64;
+            *r.add(3) = 2;
+            *r.add(4) = some as u64;
+        }
+        let t = alloc(16, 1) as *mut u64;
+        unsafe {
+            *t = 7;
+            *t.add(1) = r as u64;
+        }
+        // A static string field (a literal) is not freed.
+        let lit = b"literal";
+        let r2 = alloc(40, 1) as *mut u64;
+        unsafe {
+            *r2 = lit.as_ptr() as u64;
+            *r2.add(1) = lit.len() as u64;
+            *r2.add(4) = TAGS.as_ptr() as u64; // None
+        }
+        unsafe { rt::sspur_free_deep(t as u64, 0, 6, 0) };
+        unsafe { rt::sspur_free_deep(r2 as u64, 0, 4, 0) };
+        let s = rt::stats();
+        // tuple, record, Some, 3 cons; the second record.
+        assert_eq!(s.freed_by_kind, [7, 1, 3, 0]);
+        assert_eq!(s.left_for_collector().0, 0);
+        let report = rt::exit_report();
+        assert_eq!(
+            report_line(&report, "freed at last use by kind:"),
+            "freed at last use by kind: cells 7, lists 1, strings 3, closures 0"
+        );
+    });
+}
+
+#[test]
+fn reuse_builds_in_the_token_block_and_zeroes_its_tail() {
+    let _g = fresh(counting());
+    let token = alloc(40, 1) as *mut u64;
+    unsafe { std::ptr::write_bytes(token as *mut u8, 0x11, 48) };
+    let p = unsafe { rt::sspur_reuse_or_alloc(token as u64, 24, 0) };
+    assert_eq!(p, token as u64);
+    let words = unsafe { std::slice::from_raw_parts(token, 6) };
+    assert_eq!(&words[3..], &[0, 0, 0], "the words past the new value");
+    let s = rt::stats();
+    assert_eq!((s.reused_blocks, s.reused_bytes), (1, 48));
+    // One value allocated, one reused: the new value is what is left.
+    assert_eq!(s.counters.alloc_blocks, 2);
+    assert_eq!(s.left_for_collector(), (1, 48));
+    assert!(report_line(&rt::exit_report(), "reused in place:").ends_with(": 1 blocks, 48 bytes"));
+}
+
+#[test]
+fn a_token_that_cannot_hold_the_value_is_freed() {
+    let _g = fresh(counting());
+    let token = alloc(16, 1);
+    let p = unsafe { rt::sspur_reuse_or_alloc(token as u64, 40, 0) };
+    assert_ne!(p, token as u64);
+    assert_eq!(rt::block_of(p as *const u8).map(|b| b.1), Some(48));
+    // A data block is no cell: not reused either.
+    let data = alloc(32, 0);
+    let q = unsafe { rt::sspur_reuse_or_alloc(data as u64, 32, 0) };
+    assert_ne!(q, data as u64);
+    assert_eq!(rt::stats().left_for_collector().0, 2);
+    // A static token (a nullary constructor) just allocates.
+    let r = unsafe { rt::sspur_reuse_or_alloc(nil(), 16, 0) };
+    assert!(rt::block_of(r as *const u8).is_some());
+}
+
+fn check_mode() -> Settings {
+    Settings {
+        mem: MemMode::Check,
+        ..Settings::DEFAULT
+    }
+}
+
+#[test]
+fn check_mode_quarantines_tokens_and_reports_an_unsound_reuse() {
+    let _g = fresh(check_mode());
+    rt::set_site_names(vec![
+        "t.ssp:3:5 constructor".into(),
+        "t.ssp:9:7 constructor".into(),
+    ]);
+    static mut HOLDER: usize = 0;
+    // SAFETY: a static, readable for the rest of the run.
+    unsafe { rt::add_root(&raw const HOLDER) };
+    let token = rt::sspur_alloc(24, 1, 1);
+    let holder = alloc(16, 1);
+    unsafe {
+        *(holder as *mut usize) = token as usize;
+        HOLDER = holder as usize;
+    }
+    let p = unsafe { rt::sspur_reuse_or_alloc(token as u64, 24, 2) };
+    assert_ne!(p, token as u64, "check mode builds afresh");
+    assert!(unsafe { std::slice::from_raw_parts(token, 32) }
+        .iter()
+        .all(|&b| b == 0xA5));
+    collect();
+    assert_eq!(
+        rt::check_reports(),
+        ["sspur check: a freed 32-byte block is still reachable: allocated at t.ssp:3:5 constructor, freed at t.ssp:9:7 constructor"]
+    );
+    assert_eq!(rt::stats().reused_blocks, 1);
+}
+
+#[test]
+fn check_mode_deep_free_quarantines_every_block() {
+    on_fresh_stack(|| {
+        let _g = fresh(check_mode());
+        table();
+        let l = chain(1000);
+        unsafe { rt::sspur_free_deep(l, 0, 2, 0) };
+        let s = rt::stats();
+        assert_eq!(s.freed_by_kind[0], 1000);
+        assert!(unsafe { std::slice::from_raw_parts(l as *const u8, 32) }
+            .iter()
+            .all(|&b| b == 0xA5));
+        collect();
+        assert!(rt::check_reports().is_empty(), "{:?}", rt::check_reports());
+    });
+}
+
+#[test]
+fn gc_mode_frees_and_reuses_nothing() {
+    let _g = fresh(Settings {
+        mem: MemMode::Gc,
+        ..counting()
+    });
+    table();
+    let l = chain(10);
+    unsafe { rt::sspur_free_deep(l, 0, 2, 0) };
+    let p = unsafe { rt::sspur_reuse_or_alloc(l, 24, 0) };
+    assert_ne!(p, l);
+    let s = rt::stats();
+    assert_eq!(s.counters.freed_last_use_blocks, 0);
+    assert_eq!(s.left_for_collector().0, 11);
+}
