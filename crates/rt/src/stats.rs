@@ -4,8 +4,6 @@
 //! Report lines (stable; tests grep them):
 //! ```text
 //! freed at last use: N blocks, B bytes
-//! freed at last use by kind: cells N, lists N, strings N, closures N
-//! reused in place: N blocks, B bytes
 //! left for the collector: N blocks, B bytes
 //! collected: N blocks, B bytes
 //! collections: N
@@ -13,6 +11,8 @@
 //! pauses: total X ms, longest Y ms
 //! promoted: B bytes
 //! peak heap: B bytes
+//! freed at last use by kind: cells N, lists N, strings N, closures N
+//! reused in place: N blocks, B bytes
 //! ```
 
 use std::fmt::Write;
@@ -94,16 +94,6 @@ pub fn exit_report(rt: &Rt) -> String {
             "freed at last use: {} blocks, {} bytes",
             c.freed_last_use_blocks, c.freed_last_use_bytes
         );
-        let kinds: Vec<String> = crate::cells::BlockKind::ALL
-            .iter()
-            .map(|k| format!("{} {}", k.plural(), s.freed_by_kind[*k as usize]))
-            .collect();
-        let _ = writeln!(out, "freed at last use by kind: {}", kinds.join(", "));
-        let _ = writeln!(
-            out,
-            "reused in place: {} blocks, {} bytes",
-            s.reused_blocks, s.reused_bytes
-        );
         if c.freed_internal_blocks > 0 {
             let _ = writeln!(
                 out,
@@ -135,6 +125,16 @@ pub fn exit_report(rt: &Rt) -> String {
         );
         let _ = writeln!(out, "promoted: {} bytes", g.promoted_bytes);
         let _ = writeln!(out, "peak heap: {} bytes", s.peak_heap_bytes);
+        let kinds: Vec<String> = crate::cells::BlockKind::ALL
+            .iter()
+            .map(|k| format!("{} {}", k.plural(), s.freed_by_kind[*k as usize]))
+            .collect();
+        let _ = writeln!(out, "freed at last use by kind: {}", kinds.join(", "));
+        let _ = writeln!(
+            out,
+            "reused in place: {} blocks, {} bytes",
+            s.reused_blocks, s.reused_bytes
+        );
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;
             let _ = writeln!(
