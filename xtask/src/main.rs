@@ -375,13 +375,19 @@ fn suite_programs(names: &[String]) -> Result<Vec<String>, String> {
 
 /// Where one program's memory went, from an `SSPUR_GC_STATS=1` run:
 /// (freed at last use, left for the collector, collected) in MB, the
-/// number of collections and the peak heap in MB.
+/// collections (minor and major), their pauses, the bytes promoted and the
+/// peak heap in MB.
 #[derive(Default, Clone, Copy)]
 struct GcStats {
     freed_mb: f64,
     left_mb: f64,
     collected_mb: f64,
     collections: u64,
+    minor: u64,
+    major: u64,
+    total_pause_ms: f64,
+    longest_pause_ms: f64,
+    promoted_mb: f64,
     peak_mb: f64,
 }
 
@@ -406,6 +412,30 @@ fn parse_gc_stats(report: &str) -> GcStats {
             s.collected_mb = mb_of(rest);
         } else if let Some(rest) = line.strip_prefix("collections:") {
             s.collections = rest.trim().parse().unwrap_or(0);
+        } else if let Some(rest) = line.strip_prefix("minor collections:") {
+            // "N, major collections: M"
+            let mut parts = rest.split(", major collections:");
+            s.minor = parts
+                .next()
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0);
+            s.major = parts
+                .next()
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0);
+        } else if let Some(rest) = line.strip_prefix("pauses: total ") {
+            // "X ms, longest Y ms"
+            let ms = |t: &str| {
+                t.trim()
+                    .trim_end_matches(" ms")
+                    .parse::<f64>()
+                    .unwrap_or(0.0)
+            };
+            let mut parts = rest.split(", longest ");
+            s.total_pause_ms = parts.next().map_or(0.0, ms);
+            s.longest_pause_ms = parts.next().map_or(0.0, ms);
+        } else if let Some(rest) = line.strip_prefix("promoted:") {
+            s.promoted_mb = mb_of(rest);
         } else if let Some(rest) = line.strip_prefix("peak heap:") {
             s.peak_mb = mb_of(rest);
         }
@@ -611,13 +641,22 @@ fn print_suite(runs: usize, gpp: bool, rows: &[SuiteRow], stats_rows: &[StatsRow
         "Where the memory went (SSPUR_GC_STATS=1, one run each; MB allocated over the whole run)"
     );
     println!();
-    println!("| program | mode | freed at last use MB | left for the collector MB | collected MB | collections | peak heap MB |");
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("| program | mode | freed at last use MB | left for the collector MB | collected MB | collections (minor/major) | pauses total ms | longest pause ms | promoted MB | peak heap MB |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (name, stats) in stats_rows {
         for (mode, s) in stats {
             println!(
-                "| {name} | {mode} | {:.1} | {:.1} | {:.1} | {} | {:.1} |",
-                s.freed_mb, s.left_mb, s.collected_mb, s.collections, s.peak_mb
+                "| {name} | {mode} | {:.1} | {:.1} | {:.1} | {} ({}/{}) | {:.1} | {:.1} | {:.1} | {:.1} |",
+                s.freed_mb,
+                s.left_mb,
+                s.collected_mb,
+                s.collections,
+                s.minor,
+                s.major,
+                s.total_pause_ms,
+                s.longest_pause_ms,
+                s.promoted_mb,
+                s.peak_mb
             );
         }
     }
