@@ -74,12 +74,63 @@ fn cases() -> Vec<Case> {
             });
         }
     }
+    out.extend(bench_cases());
     assert!(
         out.len() > 50,
         "the corpus went missing: {} programs",
         out.len()
     );
     out
+}
+
+/// The benchmarks of bench/ on small inputs: `bench/small/NAME.stdout` is
+/// the Rust reference's output for the arguments in `NAME.args` and the
+/// generated input `NAME.input` names (bench/gen.rs), so each benchmark
+/// runs in every mode here and agrees with its reference, cheaply.
+fn bench_cases() -> Vec<Case> {
+    let small = root().join("bench/small");
+    let mut names: Vec<String> = std::fs::read_dir(&small)
+        .expect("bench/small exists")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            if p.extension()? != "stdout" {
+                return None;
+            }
+            Some(p.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 9, "bench/small went missing");
+    names
+        .into_iter()
+        .map(|name| {
+            let with = |ext: &str| small.join(format!("{name}.{ext}"));
+            let stdin = match read_opt(&with("input")) {
+                Some(spec) => {
+                    let spec = String::from_utf8_lossy(&spec);
+                    let bytes = sspur_tests::bench_gen::generate(spec.trim())
+                        .unwrap_or_else(|e| panic!("bench/small/{name}.input: {e}"));
+                    String::from_utf8(bytes).expect("generated input is UTF-8")
+                }
+                None => String::new(),
+            };
+            Case {
+                path: format!("bench/{name}.ssp"),
+                args: read_opt(&with("args"))
+                    .map(|a| {
+                        String::from_utf8_lossy(&a)
+                            .split_whitespace()
+                            .map(String::from)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                stdin,
+                stdout: read_opt(&with("stdout")).expect("listed"),
+                stderr: Vec::new(),
+                exit: 0,
+            }
+        })
+        .collect()
 }
 
 /// The `sspur` binary (a debug build, built once per test process).

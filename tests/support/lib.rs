@@ -121,3 +121,8 @@ pub fn stat(stderr: &str, name: &str) -> Option<u64> {
         .parse()
         .ok()
 }
+
+/// The seeded generators of the benchmark inputs (`bench/gen.rs`), shared
+/// with `cargo xtask`.
+#[path = "../../bench/gen.rs"]
+pub mod bench_gen;

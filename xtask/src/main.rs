@@ -12,12 +12,19 @@
 //!   installed, C++ references (`g++ -O2`), built into `target/bench/`:
 //!   Sspur default and `SSPUR_MEM=gc` beside them, wall time and peak RSS,
 //!   medians over alternating runs, ratios against Rust; then where the
-//!   memory went, from one `SSPUR_GC_STATS=1` run of each mode.
+//!   memory went, from one `SSPUR_GC_STATS=1` run of each mode. A program's
+//!   stdin is `bench/NAME.stdin` if present, or the input the spec in
+//!   `bench/NAME.input` names (`text BYTES`, `csv ROWS`), generated once
+//!   into `target/bench/` by the seeded generators of `bench/gen.rs`.
+//! - `gen SPEC`: writes the input SPEC names to stdout.
+
+#[path = "../../bench/gen.rs"]
+mod gen;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask run FILE [ARGS]...\n       cargo xtask interp FILE [ARGS]...\n       cargo xtask bench [RUNS] [examples/NAME.ssp...]\n       cargo xtask bench --suite [RUNS] [NAME...]";
+const USAGE: &str = "usage: cargo xtask run FILE [ARGS]...\n       cargo xtask interp FILE [ARGS]...\n       cargo xtask bench [RUNS] [examples/NAME.ssp...]\n       cargo xtask bench --suite [RUNS] [NAME...]\n       cargo xtask gen text BYTES|csv ROWS";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -28,6 +35,22 @@ fn main() -> ExitCode {
         Some("interp") if !rest.is_empty() => run_sspur(&["--interp"], &rest),
         Some("bench") if rest.first().is_some_and(|a| a == "--suite") => suite(&rest[1..]),
         Some("bench") => bench(&rest),
+        Some("gen") if !rest.is_empty() => match gen::generate(&rest.join(" ")) {
+            Ok(bytes) => {
+                use std::io::Write;
+                match std::io::stdout().write_all(&bytes) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("xtask: {e}");
+                        ExitCode::from(1)
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("xtask: {e}");
+                ExitCode::from(2)
+            }
+        },
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -373,6 +396,30 @@ fn suite_programs(names: &[String]) -> Result<Vec<String>, String> {
     Ok(found)
 }
 
+/// A suite program's stdin: `bench/NAME.stdin`, or the input
+/// `bench/NAME.input` specifies, generated into `out_dir` the first time
+/// (the generators are deterministic, so the file is reused), or nothing.
+fn suite_stdin(
+    bench: &std::path::Path,
+    out_dir: &std::path::Path,
+    name: &str,
+) -> Result<Vec<u8>, String> {
+    if let Ok(s) = std::fs::read(bench.join(format!("{name}.stdin"))) {
+        return Ok(s);
+    }
+    let Ok(spec) = std::fs::read_to_string(bench.join(format!("{name}.input"))) else {
+        return Ok(Vec::new());
+    };
+    let spec = spec.trim();
+    let file = out_dir.join(format!("input-{}.txt", spec.replace(' ', "-")));
+    if let Ok(s) = std::fs::read(&file) {
+        return Ok(s);
+    }
+    let bytes = gen::generate(spec).map_err(|e| format!("bench/{name}.input: {e}"))?;
+    std::fs::write(&file, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(bytes)
+}
+
 /// Where one program's memory went, from an `SSPUR_GC_STATS=1` run:
 /// (freed at last use, left for the collector, collected) in MB, the
 /// collections (minor and major), their pauses, the bytes promoted and the
@@ -443,11 +490,22 @@ fn parse_gc_stats(report: &str) -> GcStats {
     s
 }
 
-fn gc_stats(runner: &Runner, program: &std::path::Path) -> Result<GcStats, String> {
+fn gc_stats(runner: &Runner, program: &std::path::Path, stdin: &[u8]) -> Result<GcStats, String> {
+    use std::io::Write;
+    use std::process::Stdio;
     let mut cmd = runner.command(program);
     cmd.env("SSPUR_GC_STATS", "1")
-        .stdin(std::process::Stdio::null());
-    let out = cmd.output().map_err(|e| e.to_string())?;
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+    let mut input = child.stdin.take().ok_or("no stdin")?;
+    let stdin = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let _ = feeder.join();
     if !out.status.success() {
         return Err(format!("exited with {}", out.status));
     }
@@ -488,7 +546,13 @@ fn suite(rest: &[String]) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
-        let stdin = std::fs::read(bench.join(format!("{name}.stdin"))).unwrap_or_default();
+        let stdin = match suite_stdin(&bench, &out_dir, name) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("xtask: {e}");
+                return ExitCode::from(1);
+            }
+        };
         let mut runners = vec![
             Runner {
                 name: "sspur",
@@ -572,7 +636,7 @@ fn suite(rest: &[String]) -> ExitCode {
             .collect();
         let mut stats = Vec::new();
         for r in runners.iter().filter(|r| r.sspur) {
-            match gc_stats(r, &program) {
+            match gc_stats(r, &program, &stdin) {
                 Ok(s) => stats.push((r.name, s)),
                 Err(e) => {
                     eprintln!("xtask: {name} ({}, SSPUR_GC_STATS=1): {e}", r.name);
