@@ -193,6 +193,9 @@ rt_fns! {
     sspur_str_split = s::sspur_str_split, 5, Pair;
     sspur_str_words = s::sspur_str_words, 3, Pair;
     sspur_str_lines = s::sspur_str_lines, 3, Pair;
+    sspur_piece_next = rt::helpers::pieces::sspur_piece_next, 6, Pair;
+    sspur_piece_count = rt::helpers::pieces::sspur_piece_count, 5, One;
+    sspur_piece_counts = rt::helpers::pieces::sspur_piece_counts, 6, One;
     sspur_str_trim = s::sspur_str_trim, 2, Pair;
     sspur_str_case = s::sspur_str_case, 4, Pair;
     sspur_str_replace = s::sspur_str_replace, 7, Pair;

@@ -728,6 +728,23 @@ pub fn iterates_range_in_place(m: Method) -> bool {
     )
 }
 
+/// Whether `m` makes a list of views of its string receiver, cut one piece
+/// after another (`chars`, `words`, `lines`, `split`): a source the native
+/// backend can feed to a consumer piece by piece instead of building it.
+pub fn is_piece_source(m: Method) -> bool {
+    matches!(m, StrChars | StrWords | StrLines | StrSplit)
+}
+
+/// Whether `m`, on the list of a piece source (`s.words.counts`), runs
+/// over the pieces one at a time in order and needs nothing else of the
+/// list (not its length up front), so the list is never built natively.
+pub fn consumes_pieces_in_place(m: Method) -> bool {
+    matches!(
+        m,
+        ListLen | ListIsEmpty | ListCounts | ListFold | ListAny | ListAll | ListFind
+    )
+}
+
 /// The method `name` of a receiver kind.
 pub fn lookup(recv: Recv, name: &str) -> Option<&'static MethodDef> {
     METHODS.iter().find(|d| d.recv == recv && d.name == name)

@@ -218,6 +218,21 @@ struct Printer<'a> {
 }
 
 impl<'a> Printer<'a> {
+    /// The source `method` runs over in place of its receiver list, when
+    /// the native backend fuses the two (ir::methods decides).
+    fn fused_source(&self, method: crate::Method, receiver: ExprId) -> Option<&'static str> {
+        use crate::methods::{consumes_pieces_in_place, is_piece_source, iterates_range_in_place};
+        match &self.body[receiver].kind {
+            ExprKind::Range { .. } if iterates_range_in_place(method) => Some("range"),
+            ExprKind::Method { method: src, .. }
+                if is_piece_source(*src) && consumes_pieces_in_place(method) =>
+            {
+                Some(src.name())
+            }
+            _ => None,
+        }
+    }
+
     fn new(items: &'a ItemTree, body: &'a Body) -> Printer<'a> {
         let mut counts: std::collections::HashMap<&str, usize> = Default::default();
         for (_, l) in body.locals.iter() {
@@ -483,6 +498,11 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, ".{}", method.name());
                 if !args.is_empty() {
                     self.args(args);
+                }
+                if self.why.is_some() {
+                    if let Some(src) = self.fused_source(*method, *receiver) {
+                        let _ = write!(self.out, "  [fused: {src} -> {}]", method.name());
+                    }
                 }
             }
             ExprKind::Index { base, index } => {

@@ -54,6 +54,7 @@
 #![forbid(unsafe_code)]
 
 mod decide;
+mod fusion;
 pub mod reason;
 mod report;
 mod rewrite;
@@ -372,7 +373,7 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<DropReason>) {
         }
         let for_range =
             matches!(body[e].kind, ExprKind::Range { .. }) && f.ctx == Ctx::Read(Reader::For);
-        let in_place = d.range_in_place(e).is_some();
+        let in_place = d.range_in_place(e).is_some() || d.pieces_in_place(e).is_some();
         if for_range || in_place || matches!(body[e].kind, ExprKind::Local(_)) {
             continue;
         }

@@ -94,6 +94,12 @@ pub enum FateKind {
     NeverBuilt,
     /// A range the method given runs over in place (never allocated).
     IteratedInPlace(Method),
+    /// A list of pieces (`words`, ...) the consumer method reads one at a
+    /// time as they are cut (never allocated).
+    PiecesInPlace {
+        source: Method,
+        consumer: Method,
+    },
     /// A call whose callee's result is not fresh.
     CallNotFresh(FnId),
     NotFresh(NotFresh),
@@ -169,6 +175,7 @@ impl FateKind {
             self,
             FateKind::NeverBuilt
                 | FateKind::IteratedInPlace(_)
+                | FateKind::PiecesInPlace { .. }
                 | FateKind::FreedDiscarded
                 | FateKind::FreedAfterRead { .. }
                 | FateKind::FreedWith(_)
@@ -214,6 +221,16 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
         FateKind::IteratedInPlace(m) => {
             format!("never built: {} runs over the range in place", m.name())
         }
+        FateKind::PiecesInPlace { source, consumer } => format!(
+            "never built: {} reads the {} one at a time as they are cut",
+            consumer.name(),
+            match source {
+                Method::StrChars => "characters",
+                Method::StrWords => "words",
+                Method::StrLines => "lines",
+                _ => "pieces",
+            }
+        ),
         FateKind::CallNotFresh(g) => format!(
             "not fresh: {}() {}",
             cx.fn_name(*g),
@@ -331,6 +348,8 @@ pub fn fates(f: FnId, d: &Decider, plan: &Plan, summaries: &[Summary]) -> Vec<Fa
         if let Some((what, allocates)) = r.site(e) {
             let fate = if let Some(m) = d.range_in_place(e) {
                 FateKind::IteratedInPlace(m)
+            } else if let Some((source, consumer)) = d.pieces_in_place(e) {
+                FateKind::PiecesInPlace { source, consumer }
             } else if allocates {
                 r.fate(e)
             } else {
@@ -414,7 +433,8 @@ impl Reporter<'_> {
                 if !allocating {
                     return None;
                 }
-                (SiteKind::Method(kind, m), !self.is_builder_push(e))
+                let built = !self.is_builder_push(e) && self.d.pieces_in_place(e).is_none();
+                (SiteKind::Method(kind, m), built)
             }
             ExprKind::Call { callee, .. } => match callee {
                 Callee::Builtin(

@@ -2,6 +2,7 @@
 //! family (lists, lists with a closure, strings, maps, numbers) lowers its
 //! own.
 
+use super::fusion::Src;
 use super::{ba, flags, Lowerer, Vals};
 use crate::layout::{elem_of, elem_size, has_pointers, words};
 use crate::rtfns::F;
@@ -21,15 +22,14 @@ struct MethodCall<'c> {
     es: i64,
     r: Vals,
     a: Vec<Vals>,
-    /// `r` is a fused range `(lo, len)`, not a list.
-    range: bool,
 }
 
 impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     /// Runs `body(self, i, elem)` for each element of `(p, len)`; `body`
     /// may branch out of the loop but must leave the builder in a block
     /// that continues with the next element. A fused range receiver
-    /// (`range_src`) gives `lo + i` instead of loading.
+    /// (`fused_src`) gives `lo + i` instead of loading; fused pieces run
+    /// `each_piece` instead.
     pub(super) fn each(
         &mut self,
         p: Value,
@@ -37,7 +37,11 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         ety: &Ty,
         mut body: impl FnMut(&mut Self, Value, Vals),
     ) {
-        let range_lo = self.range_src.take();
+        let range_lo = match self.fused_src.take() {
+            Some(Src::Pieces(pieces)) => return self.each_piece(pieces, body),
+            Some(Src::Range(lo)) => Some(lo),
+            None => None,
+        };
         let i = self.b.declare_var(I64);
         let zero = self.iconst(0);
         self.b.def_var(i, zero);
@@ -88,7 +92,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             }
             _ => None,
         };
+        // A piece source (`s.words` in `s.words.counts`) is never built
+        // either: the pieces are cut one at a time as the method asks.
+        let pieces = match self.piece_source(recv, m) {
+            Some(src) if fused.is_none() => Some(self.pieces(src)?),
+            _ => None,
+        };
         let r = match fused {
+            _ if pieces.is_some() => vec![self.iconst(0), self.iconst(0)],
             Some((lo, hi)) => {
                 let lo = self.expr(lo)?[0];
                 let hi = self.expr(hi)?[0];
@@ -115,10 +126,15 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             es,
             r,
             a,
-            range: fused.is_some(),
         };
-        self.range_src = fused.map(|_| call.r[0]);
+        self.fused_src = match &pieces {
+            Some(p) => Some(Src::Pieces(p.clone())),
+            None => fused.map(|_| Src::Range(call.r[0])),
+        };
         let out = match m {
+            ListLen | ListIsEmpty | ListCounts if pieces.is_some() => {
+                Some(self.pieces_direct(e, m, pieces.as_ref()?))
+            }
             ListLen | StrLen => one(call.r[1]),
             ListIsEmpty | StrIsEmpty => {
                 let c = self.b.ins().icmp_imm_s(IntCC::Equal, call.r[1], 0);
@@ -136,7 +152,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             | MapEntries => self.map_method(call),
             IntToF64 | IntAbs | F64ToInt | F64Abs | F64Sqrt | F64Floor => self.num_method(call),
         };
-        self.range_src = None;
+        self.fused_src = None;
         out
     }
 
@@ -314,7 +330,6 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             es,
             r,
             a,
-            range,
             ..
         } = call;
         let aty = |s: &Self, i: usize| s.body[args[i]].ty.clone();
@@ -429,17 +444,26 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             ListAny | ListAll | ListFind => {
                 let fty = aty(self, 0);
                 let f = a[0][0];
+                // `found` gets the element that decided (find's result).
+                let w = if m == ListFind { words(&ety) } else { 0 };
                 let found = self.b.create_block();
-                self.b.append_block_param(found, I64);
+                for _ in 0..w {
+                    self.b.append_block_param(found, I64);
+                }
                 let done = self.b.create_block();
                 self.b.append_block_param(done, I64);
-                self.each(r[0], r[1], &ety, |s, i, v| {
+                self.each(r[0], r[1], &ety, |s, _, v| {
+                    let hit = if m == ListFind {
+                        s.fit(v.clone(), w)
+                    } else {
+                        Vec::new()
+                    };
                     let c = s.call_closure(f, &fty, v)[0];
                     let cont = s.b.create_block();
                     if m == ListAll {
-                        s.b.ins().brif(c, cont, &[], found, &ba(&[i]));
+                        s.b.ins().brif(c, cont, &[], found, &[]);
                     } else {
-                        s.b.ins().brif(c, found, &ba(&[i]), cont, &[]);
+                        s.b.ins().brif(c, found, &ba(&hit), cont, &[]);
                     }
                     s.b.switch_to_block(cont);
                 });
@@ -451,16 +475,11 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 };
                 self.b.ins().jump(done, &ba(&[end]));
                 self.b.switch_to_block(found);
-                let i = self.b.block_params(found)[0];
                 let hit = match m {
                     ListAny => self.iconst(1),
                     ListAll => self.iconst(0),
                     _ => {
-                        let v = if range {
-                            vec![self.b.ins().iadd(r[0], i)]
-                        } else {
-                            self.elem_at(r[0], i, &ety)
-                        };
+                        let v = self.b.block_params(found).to_vec();
                         self.some(e, &v)
                     }
                 };

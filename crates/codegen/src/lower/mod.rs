@@ -20,6 +20,7 @@ use std::collections::HashMap;
 
 mod control;
 mod expr;
+mod fusion;
 mod method;
 
 /// A lambda waiting to be compiled: its function, the body it lives in,
@@ -180,9 +181,9 @@ pub struct Lowerer<'a, 'm, 'f> {
     loops: Vec<(clif::Block, clif::Block)>,
     frefs: HashMap<FuncId, clif::FuncRef>,
     ret_words: usize,
-    /// The first value of a range the next `each` iterates in place
-    /// instead of loading elements (a fused range receiver).
-    range_src: Option<Value>,
+    /// The source the next `each` iterates in place instead of loading
+    /// list elements (a fused range or piece-source receiver).
+    fused_src: Option<fusion::Src>,
 }
 
 fn ba(vals: &[Value]) -> Vec<BlockArg> {
@@ -212,7 +213,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             loops: Vec::new(),
             frefs: HashMap::new(),
             ret_words: words(ret).max(1),
-            range_src: None,
+            fused_src: None,
         }
     }
 

@@ -8,6 +8,7 @@
 pub mod list;
 pub mod map;
 mod mem;
+pub mod pieces;
 pub use mem::set_site_locs;
 pub mod str;
 #[cfg(test)]

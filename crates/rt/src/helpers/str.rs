@@ -26,7 +26,7 @@ pub(crate) fn fresh(b: &[u8], site: u32) -> Pair {
 }
 
 /// A view of `b` inside the string starting at `base`.
-fn view(b: &[u8]) -> Pair {
+pub(crate) fn view(b: &[u8]) -> Pair {
     if b.is_empty() {
         Pair(0, 0)
     } else {

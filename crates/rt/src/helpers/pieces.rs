@@ -1,0 +1,218 @@
+//! The pieces of a string (`chars`, `words`, `lines`, `split`) one at a
+//! time, for pipelines that consume them without building the list
+//! (`s.words.counts`, `s.lines.len`, `s.chars.fold(..)`): compiled code
+//! keeps a cursor and asks for the next piece. Each piece is the same view
+//! the list helpers of `str.rs` would put in the list (a unit test checks
+//! the two agree).
+
+use super::str::view;
+use super::types::bytes;
+use super::Pair;
+
+/// Which method's pieces (the `kind` argument of the helpers).
+pub const CHARS: u64 = 0;
+pub const WORDS: u64 = 1;
+pub const LINES: u64 = 2;
+pub const SPLIT: u64 = 3;
+
+/// The cursor value after the last piece.
+pub const DONE: u64 = u64::MAX;
+
+/// The byte length of the UTF-8 character starting with `lead`.
+fn char_len(lead: u8) -> usize {
+    match lead {
+        0xf0..=0xff => 4,
+        0xe0..=0xef => 3,
+        0xc0..=0xdf => 2,
+        _ => 1,
+    }
+}
+
+/// The piece at cursor `c` of `b` (`sep` only for SPLIT) as a byte range,
+/// and the next cursor; None when there is none. A cursor is a byte
+/// position, except for a split by `""`, where it is one more than the
+/// position (0: the leading empty piece) and `len + 1` is the trailing one.
+fn next(kind: u64, b: &[u8], sep: &[u8], c: u64) -> Option<(usize, usize, u64)> {
+    if c == DONE {
+        return None;
+    }
+    let at = c as usize;
+    let len = b.len();
+    match kind {
+        CHARS => (at < len).then(|| {
+            let end = (at + char_len(b[at])).min(len);
+            (at, end, end as u64)
+        }),
+        WORDS => {
+            let start = at
+                + b[at.min(len)..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_whitespace())
+                    .count();
+            (start < len).then(|| {
+                let end = start
+                    + b[start..]
+                        .iter()
+                        .take_while(|c| !c.is_ascii_whitespace())
+                        .count();
+                (start, end, end as u64)
+            })
+        }
+        LINES => (at < len).then(|| match b[at..].iter().position(|&c| c == b'\n') {
+            Some(i) => {
+                let end = if i > 0 && b[at + i - 1] == b'\r' {
+                    at + i - 1
+                } else {
+                    at + i
+                };
+                (at, end, (at + i + 1) as u64)
+            }
+            None => (at, len, len as u64),
+        }),
+        _ if sep.is_empty() => {
+            // Rust splits "" around every character, with empty ends.
+            if at == 0 {
+                Some((0, 0, 1))
+            } else if at - 1 < len {
+                let end = (at - 1 + char_len(b[at - 1])).min(len);
+                Some((at - 1, end, end as u64 + 1))
+            } else {
+                Some((len, len, DONE))
+            }
+        }
+        _ => match b[at..].windows(sep.len()).position(|w| w == sep) {
+            Some(i) => Some((at, at + i, (at + i + sep.len()) as u64)),
+            None => Some((at, len, DONE)),
+        },
+    }
+}
+
+/// The next piece of `kind` of the string `(p, len)` at `*cursor`, which
+/// it advances; after the last piece, `(u64::MAX, 0)` (no string starts
+/// there).
+///
+/// # Safety
+/// `(p, len)` and `(s, slen)` must be live strings and `cursor` a valid
+/// word that only this pipeline writes.
+pub unsafe extern "C" fn sspur_piece_next(
+    kind: u64,
+    p: u64,
+    len: u64,
+    s: u64,
+    slen: u64,
+    cursor: *mut u64,
+) -> Pair {
+    // SAFETY: live strings and a valid cursor word (the contract).
+    let (b, sep, c) = unsafe { (bytes(p, len), bytes(s, slen), cursor.read()) };
+    match next(kind, b, sep, c) {
+        Some((start, end, c)) => {
+            // SAFETY: as above.
+            unsafe { cursor.write(c) };
+            view(&b[start..end])
+        }
+        None => {
+            // SAFETY: as above.
+            unsafe { cursor.write(DONE) };
+            Pair(u64::MAX, 0)
+        }
+    }
+}
+
+/// How many pieces of `kind` the string `(p, len)` has (`s.words.len`).
+///
+/// # Safety
+/// `(p, len)` and `(s, slen)` must be live strings.
+pub unsafe extern "C" fn sspur_piece_count(kind: u64, p: u64, len: u64, s: u64, slen: u64) -> u64 {
+    // SAFETY: live strings (the contract), only read here.
+    let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
+    let (mut c, mut n) = (0, 0);
+    while let Some((_, _, next_c)) = next(kind, b, sep, c) {
+        n += 1;
+        c = next_c;
+    }
+    n
+}
+
+/// `s.words.counts` (and the other kinds) without the list: a fresh map
+/// from each piece (a view into the string) to how often it occurs, in
+/// first-seen order.
+///
+/// # Safety
+/// `(p, len)` and `(s, slen)` must be live strings.
+pub unsafe extern "C" fn sspur_piece_counts(
+    kind: u64,
+    p: u64,
+    len: u64,
+    s: u64,
+    slen: u64,
+    site: u32,
+) -> *mut u64 {
+    // SAFETY: live strings (the contract), only read here; the map's
+    // allocations never move or free a live block, and `p` stays in this
+    // frame, so the string outlives the views the map keeps of it.
+    let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
+    let m = super::map::sspur_map_new(super::map::KEY_STR, site);
+    let mut c = 0;
+    while let Some((start, end, next_c)) = next(kind, b, sep, c) {
+        let k = view(&b[start..end]);
+        // SAFETY: `m` is the live map made above and `k` a view of the
+        // live string; the count is read before the next put.
+        unsafe {
+            let v = super::map::sspur_map_find(m, k.0, k.1);
+            let n = if v.is_null() { 1 } else { v.read() + 1 };
+            super::map::sspur_map_put(m, k.0, k.1, n, 0, site);
+        }
+        c = next_c;
+    }
+    std::hint::black_box(p);
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(kind: u64, s: &str, sep: &str) -> Vec<String> {
+        let (b, sep) = (s.as_bytes(), sep.as_bytes());
+        let mut out = Vec::new();
+        let mut c = 0;
+        while let Some((start, end, n)) = next(kind, b, sep, c) {
+            out.push(String::from_utf8(b[start..end].to_vec()).unwrap());
+            c = n;
+        }
+        out
+    }
+
+    #[test]
+    fn pieces_cut_as_rust_does() {
+        let texts = [
+            "",
+            " ",
+            "a",
+            "a b",
+            "  a  b  ",
+            "a\nb\n",
+            "a\r\nb",
+            "a\r",
+            "\n\n",
+            "x,y,",
+            ",",
+            "héllo wörld\tü",
+            "a,,b",
+            "ab",
+            "\r\n",
+        ];
+        for t in texts {
+            let chars: Vec<String> = t.chars().map(String::from).collect();
+            assert_eq!(pieces(CHARS, t, ""), chars, "chars of {t:?}");
+            let words: Vec<&str> = t.split_ascii_whitespace().collect();
+            assert_eq!(pieces(WORDS, t, ""), words, "words of {t:?}");
+            let lines: Vec<&str> = t.lines().collect();
+            assert_eq!(pieces(LINES, t, ""), lines, "lines of {t:?}");
+            for sep in [",", "", "ab", "\n", "b"] {
+                let split: Vec<&str> = t.split(sep).collect();
+                assert_eq!(pieces(SPLIT, t, sep), split, "split of {t:?} by {sep:?}");
+            }
+        }
+    }
+}
