@@ -18,6 +18,7 @@ fn heading(recv: Recv) -> &'static str {
         Recv::Map => "### Methods of Map[K, V]",
         Recv::Int => "### Methods of Int",
         Recv::F64 => "### Methods of F64",
+        Recv::Option => "### Methods of Option[T]",
     }
 }
 
@@ -76,7 +77,14 @@ fn rows(lines: &[&str]) -> Vec<(String, usize)> {
 fn every_method_and_builtin_is_in_the_reference() {
     let doc = reference();
     let mut problems = Vec::new();
-    for recv in [Recv::List, Recv::Str, Recv::Map, Recv::Int, Recv::F64] {
+    for recv in [
+        Recv::List,
+        Recv::Str,
+        Recv::Map,
+        Recv::Int,
+        Recv::F64,
+        Recv::Option,
+    ] {
         let h = heading(recv);
         let rows = rows(&section(&doc, h));
         for def in METHODS.iter().filter(|d| d.recv == recv) {

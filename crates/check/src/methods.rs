@@ -27,6 +27,7 @@ fn recv_of(recv: &T) -> Option<(Recv, Option<T>, Option<T>)> {
         T::Map(k, v) => (Recv::Map, Some((**k).clone()), Some((**v).clone())),
         T::Int => (Recv::Int, None, None),
         T::F64 => (Recv::F64, None, None),
+        T::Option(t) => (Recv::Option, Some((**t).clone()), None),
         _ => return None,
     })
 }

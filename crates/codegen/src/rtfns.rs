@@ -206,6 +206,7 @@ rt_fns! {
     sspur_str_slice = s::sspur_str_slice, 6, Pair;
     sspur_str_to_int = s::sspur_str_to_int, 4, One;
     sspur_str_to_f64 = s::sspur_str_to_f64, 4, One;
+    sspur_str_parse = s::sspur_str_parse, 3, Pair;
     sspur_f64_to_int = s::sspur_f64_to_int, 3, One;
     sspur_sb_new = text::sspur_sb_new, 0, One;
     sspur_sb_new_sep = text::sspur_sb_new_sep, 2, One;

@@ -1451,6 +1451,8 @@ pub(crate) fn is_place(body: &Body, e: ExprId) -> bool {
                 | Method::ListFind
                 | Method::MapGet
                 | Method::MapGetOr
+                | Method::OptUnwrap
+                | Method::OptUnwrapOr
         ),
         ExprKind::If { then, else_, .. } => {
             is_place(body, *then) || else_.is_some_and(|x| is_place(body, x))

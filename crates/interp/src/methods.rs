@@ -212,7 +212,38 @@ fn apply<'p>(
         Recv::Str => str_method(it, fr, c),
         Recv::Map => map_method(it, fr, c),
         Recv::Int | Recv::F64 => num_method(it, fr, c),
+        Recv::Option => option_method(it, fr, c),
     }
+}
+
+/// The methods of `Option[T]`.
+#[inline(never)]
+fn option_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> {
+    use Method::*;
+    let Call {
+        e,
+        m,
+        recv,
+        args,
+        site,
+        ..
+    } = c;
+    let payload = match &recv {
+        Value::Some(x) => Some((**x).clone()),
+        Value::None => None,
+        _ => return Err(type_error("option method receiver")),
+    };
+    Ok(match (m, payload) {
+        (OptIsSome, p) => Value::Bool(p.is_some()),
+        (OptIsNone, p) => Value::Bool(p.is_none()),
+        (OptUnwrap | OptUnwrapOr, Some(x)) => x,
+        (OptUnwrap, None) => return it.trap(fr, e, "unwrap of None".into()),
+        (OptUnwrapOr, None) => arg(&args, 0),
+        (OptMap, Some(x)) => some(it.call_value(&arg(&args, 0), vec![x], site.offset)?),
+        (OptAndThen, Some(x)) => it.call_value(&arg(&args, 0), vec![x], site.offset)?,
+        (OptMap | OptAndThen, None) => Value::None,
+        _ => return Err(type_error("method dispatch")),
+    })
 }
 
 /// The methods of `List[T]` (push and concat grow: see `eval_grow`).
@@ -691,6 +722,14 @@ fn str_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> 
                 Err(_) => return it.trap(fr, e, format!("invalid F64: {s:?}")),
             }
         }
+        StrParseInt => match str_of(&recv)?.as_str().parse::<i64>() {
+            Ok(i) => some(Value::Int(i)),
+            Err(_) => Value::None,
+        },
+        StrParseF64 => match str_of(&recv)?.as_str().parse::<f64>() {
+            Ok(f) => some(Value::F64(f)),
+            Err(_) => Value::None,
+        },
         _ => return Err(type_error("method dispatch")),
     })
 }

@@ -340,6 +340,16 @@ pub enum Method {
     F64Abs,
     F64Sqrt,
     F64Floor,
+    // Str: parses that fail without a trap
+    StrParseInt,
+    StrParseF64,
+    // Option[T]
+    OptIsSome,
+    OptIsNone,
+    OptUnwrap,
+    OptUnwrapOr,
+    OptMap,
+    OptAndThen,
 }
 
 impl Method {

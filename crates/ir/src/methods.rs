@@ -15,6 +15,7 @@ pub enum Recv {
     Map,
     Int,
     F64,
+    Option,
 }
 
 /// A type in a method's signature.
@@ -24,7 +25,7 @@ pub enum Sig {
     F64,
     Bool,
     Str,
-    /// The element type `T` of a `List[T]` receiver.
+    /// The element type `T` of a `List[T]` or `Option[T]` receiver.
     Elem,
     /// The key type `K` of a `Map[K, V]` receiver.
     Key,
@@ -63,6 +64,7 @@ pub enum Keep {
     FoldInit,
     MapValue,
     GetOrDefault,
+    UnwrapOrDefault,
     /// An operand the table has no row for.
     Argument,
 }
@@ -95,6 +97,8 @@ pub enum SharedResult {
     View(Method),
     FoldResult,
     MapValue,
+    /// `unwrap`, `unwrap_or`: the payload of an option (or the default).
+    OptionPayload,
 }
 
 /// What a method returns, as blocks go.
@@ -161,10 +165,10 @@ const fn needs(mut d: MethodDef, needs: &'static [(Sig, Need)]) -> MethodDef {
     d
 }
 
-use Recv::{List as L, Map as M, Str as S};
+use Recv::{List as L, Map as M, Option as O, Str as S};
 
 /// Every method, in the order of [`Method`]'s variants.
-pub static METHODS: [MethodDef; 64] = [
+pub static METHODS: [MethodDef; 72] = [
     def(ListLen, L, "len", &[], Sig::Int, Read, &[], Res::Other),
     def(
         ListIsEmpty,
@@ -698,6 +702,89 @@ pub static METHODS: [MethodDef; 64] = [
         Sig::F64,
         Scalar,
         &[],
+        Res::Other,
+    ),
+    def(
+        StrParseInt,
+        S,
+        "parse_int",
+        &[],
+        Sig::Option(&Sig::Int),
+        Read,
+        &[],
+        Res::Other,
+    ),
+    def(
+        StrParseF64,
+        S,
+        "parse_f64",
+        &[],
+        Sig::Option(&Sig::F64),
+        Read,
+        &[],
+        Res::Other,
+    ),
+    def(
+        OptIsSome,
+        O,
+        "is_some",
+        &[],
+        Sig::Bool,
+        Read,
+        &[],
+        Res::Other,
+    ),
+    def(
+        OptIsNone,
+        O,
+        "is_none",
+        &[],
+        Sig::Bool,
+        Read,
+        &[],
+        Res::Other,
+    ),
+    // The payload stays in the option: the result shares it.
+    def(
+        OptUnwrap,
+        O,
+        "unwrap",
+        &[],
+        T,
+        Read,
+        &[],
+        Res::Shared(SharedResult::OptionPayload),
+    ),
+    def(
+        OptUnwrapOr,
+        O,
+        "unwrap_or",
+        &[T],
+        T,
+        Read,
+        &[Kept(Keep::UnwrapOrDefault)],
+        Res::Shared(SharedResult::OptionPayload),
+    ),
+    // The payload is handed to `f` as a list's elements are to `map`'s;
+    // the result is an option, never a block.
+    def(
+        OptMap,
+        O,
+        "map",
+        &[Sig::Fn(&[Sig::Elem], &Sig::Var(0))],
+        Sig::Option(&Sig::Var(0)),
+        Read,
+        &[Scalar],
+        Res::Other,
+    ),
+    def(
+        OptAndThen,
+        O,
+        "and_then",
+        &[Sig::Fn(&[Sig::Elem], &Sig::Option(&Sig::Var(0)))],
+        Sig::Option(&Sig::Var(0)),
+        Read,
+        &[Scalar],
         Res::Other,
     ),
 ];

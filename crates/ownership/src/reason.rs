@@ -250,6 +250,7 @@ impl Cx<'_> {
                 Keep::FoldInit => "the initial accumulator of fold",
                 Keep::MapValue => "stored in a map",
                 Keep::GetOrDefault => "the default of get_or",
+                Keep::UnwrapOrDefault => "the default of unwrap_or",
                 Keep::Argument => "an argument",
             }
             .into(),
@@ -304,6 +305,7 @@ impl Cx<'_> {
             SharedResult::View(m) => format!("a view ({})", m.name()),
             SharedResult::FoldResult => "what fold's function returns".into(),
             SharedResult::MapValue => "a map value".into(),
+            SharedResult::OptionPayload => "the payload of an option".into(),
         }
     }
 

@@ -147,10 +147,15 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             | ListFind => self.list_closure_method(call),
             StrByte | StrChars | StrWords | StrLines | StrSplit | StrTrim | StrLower | StrUpper
             | StrReplace | StrRepeat | StrContains | StrStartsWith | StrEndsWith | StrFind
-            | StrTake | StrDrop | StrSlice | StrToInt | StrToF64 => self.str_method(call),
+            | StrTake | StrDrop | StrSlice | StrToInt | StrToF64 | StrParseInt | StrParseF64 => {
+                self.str_method(call)
+            }
             MapPut | MapGet | MapRemove | MapGetOr | MapHas | MapLen | MapKeys | MapValues
             | MapEntries => self.map_method(call),
             IntToF64 | IntAbs | F64ToInt | F64Abs | F64Sqrt | F64Floor => self.num_method(call),
+            OptIsSome | OptIsNone | OptUnwrap | OptUnwrapOr | OptMap | OptAndThen => {
+                self.option_method(call)
+            }
         };
         self.fused_src = None;
         out
@@ -573,7 +578,93 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let (l, ll) = self.loc(e);
                 one(self.rt1(F::sspur_str_to_f64, &[r[0], r[1], l, ll]))
             }
+            StrParseInt | StrParseF64 => {
+                let which = self.iconst((m == StrParseF64) as i64);
+                let ok = self.rt(F::sspur_str_parse, &[r[0], r[1], which]);
+                let yes = self.b.create_block();
+                let merge = self.b.create_block();
+                self.b.append_block_param(merge, I64);
+                let none = self.none();
+                self.b.ins().brif(ok[0], yes, &[], merge, &ba(&[none]));
+                self.b.switch_to_block(yes);
+                let s = self.some(e, &[ok[1]]);
+                self.b.ins().jump(merge, &ba(&[s]));
+                self.b.switch_to_block(merge);
+                one(self.b.block_params(merge)[0])
+            }
             _ => unreachable!("{m:?} is not a Str method"),
+        }
+    }
+
+    /// The methods of `Option[T]`: the receiver points at `[tag,
+    /// payload..]`, tag 0 for `None` (a static word) and 1 for `Some`.
+    fn option_method(&mut self, call: MethodCall<'_>) -> Option<Vals> {
+        use Method::*;
+        let MethodCall {
+            e,
+            m,
+            args,
+            ty,
+            rty,
+            r,
+            a,
+            ..
+        } = call;
+        let ety = match rty {
+            Ty::Option(t) => (*t).clone(),
+            _ => Ty::Error,
+        };
+        let one = |v: Value| Some(vec![v]);
+        let tag = self.b.ins().load(I64, flags(), r[0], 0);
+        match m {
+            OptIsSome | OptIsNone => {
+                let cc = if m == OptIsSome {
+                    IntCC::NotEqual
+                } else {
+                    IntCC::Equal
+                };
+                let c = self.b.ins().icmp_imm_s(cc, tag, 0);
+                one(self.bool_val(c))
+            }
+            OptUnwrap => {
+                let none = self.b.ins().icmp_imm_s(IntCC::Equal, tag, 0);
+                self.trap_if(none, |s| s.trap_msg(e, "unwrap of None"));
+                Some(self.load_words(r[0], 1, words(&ety)))
+            }
+            OptUnwrapOr | OptMap | OptAndThen => {
+                // Both paths meet with the result's words.
+                let w = words(ty);
+                let yes = self.b.create_block();
+                let merge = self.b.create_block();
+                for _ in 0..w {
+                    self.b.append_block_param(merge, I64);
+                }
+                let otherwise = match m {
+                    OptUnwrapOr => self.fit(a[0].clone(), w),
+                    _ => vec![self.none()],
+                };
+                self.b.ins().brif(tag, yes, &[], merge, &ba(&otherwise));
+                self.b.switch_to_block(yes);
+                let x = self.load_words(r[0], 1, words(&ety));
+                let v = match m {
+                    OptUnwrapOr => x,
+                    _ => {
+                        let fty = self.body[args[0]].ty.clone();
+                        let out = self.call_closure(a[0][0], &fty, x);
+                        let out = self.fit(out, words(&Self::fn_ret(&fty)));
+                        if m == OptMap {
+                            vec![self.some(e, &out)]
+                        } else {
+                            out
+                        }
+                    }
+                };
+                let v = self.fit(v, w);
+                self.b.ins().jump(merge, &ba(&v));
+                self.b.switch_to_block(merge);
+                Some(self.b.block_params(merge).to_vec())
+            }
+            _ => unreachable!("{m:?} is not an Option method"),
         }
     }
 

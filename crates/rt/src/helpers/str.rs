@@ -457,6 +457,22 @@ pub unsafe extern "C" fn sspur_str_to_f64(p: u64, len: u64, loc: u64, loc_len: u
     }
 }
 
+/// `s.parse_int` (`which` 0) and `s.parse_f64` (1, as bits): `(1, value)`
+/// when Rust's parser accepts the text, `(0, 0)` otherwise.
+///
+/// # Safety
+/// `(p, len)` must be a live string.
+pub unsafe extern "C" fn sspur_str_parse(p: u64, len: u64, which: u64) -> Pair {
+    // SAFETY: `(p, len)` is a live string (the contract), only read here.
+    let b = unsafe { bytes(p, len) };
+    let v = if which == 0 {
+        parse_int(b).map(|i| i as u64)
+    } else {
+        parse_f64(b).map(f64::to_bits)
+    };
+    v.map_or(Pair(0, 0), |v| Pair(1, v))
+}
+
 /// `x.to_int` on F64 (truncating); traps on NaN or out of range.
 ///
 /// # Safety
