@@ -832,6 +832,12 @@ pub fn consumes_pieces_in_place(m: Method) -> bool {
     )
 }
 
+/// Whether `m` returns a new `Some` block of its own (every method whose
+/// result is an option, except `and_then`, which returns its function's).
+pub fn makes_option(m: Method) -> bool {
+    matches!(m.def().ret, Sig::Option(_)) && m != OptAndThen
+}
+
 /// The method `name` of a receiver kind.
 pub fn lookup(recv: Recv, name: &str) -> Option<&'static MethodDef> {
     METHODS.iter().find(|d| d.recv == recv && d.name == name)

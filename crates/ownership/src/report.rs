@@ -429,7 +429,8 @@ impl Reporter<'_> {
                     || matches!(
                         m,
                         Method::ListPush | Method::ListConcat | Method::ListCounts
-                    );
+                    )
+                    || ir::methods::makes_option(m);
                 if !allocating {
                     return None;
                 }
