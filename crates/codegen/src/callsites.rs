@@ -148,6 +148,11 @@ impl Lowerer<'_, '_, '_> {
         }
         let offset = self.prog.source_map(self.owner).expr(e).start;
         let prev = self.b.srcloc();
+        // Cranelift stores source locations relative to the first one an
+        // instruction gets, and a mark below that base wraps to "none":
+        // a method call whose receiver is a call (`xs.take(4).map(f)`)
+        // would lose its mark. Fix the base at 0, below every mark.
+        self.b.func.params.ensure_base_srcloc(SourceLoc::new(0));
         self.sh.calls.list.push((offset, target));
         let mark = SourceLoc::new((self.sh.calls.list.len() - 1) as u32);
         self.b.set_srcloc(mark);
