@@ -9,6 +9,11 @@
 //! before them, recursion is either structural (on a field of a matched
 //! sum value) or bounded by a `fuel` parameter, and a var never grows from
 //! itself twice in one update.
+//!
+//! Sizes stay small too, so every run finishes in well under a second:
+//! what could grow geometrically (a var updated from other vars in a loop,
+//! a fold's string or list accumulator, a `replace` by a long text, a map
+//! key spelling out its map) is cut back with `take` ([`clamp`]).
 
 use std::collections::BTreeMap;
 
@@ -110,6 +115,13 @@ struct Gen {
     /// values of its parameter's type.
     structural: Option<(String, Ty)>,
     smaller: Vec<String>,
+    /// Each smaller name's scrutinee (`e4` bound by `match t`: `t`).
+    parent: BTreeMap<String, String>,
+    /// The smaller names recursed on so far on this path. A call on a
+    /// value related to one of them (the same, a part, or a whole) could
+    /// visit a node twice, and along a spine that is exponential; so each
+    /// node is visited at most once per call and the total stays linear.
+    recursed: Vec<String>,
     /// Not in a lambda: `return` allowed.
     in_lambda: usize,
     /// A var being assigned: not readable in its own new value (except as
@@ -140,6 +152,8 @@ impl Gen {
             rec_calls: 0,
             structural: None,
             smaller: Vec::new(),
+            parent: BTreeMap::new(),
+            recursed: Vec::new(),
             in_lambda: 0,
             hidden: None,
             next_name: 0,
@@ -313,6 +327,8 @@ impl Gen {
         self.rec_calls = 0;
         self.in_lambda = 0;
         self.smaller.clear();
+        self.parent.clear();
+        self.recursed.clear();
         self.hidden = None;
         self.budget = 160;
         for (n, t) in params {
@@ -1029,6 +1045,24 @@ impl Gen {
             name: v.name.clone(),
             value,
         });
+        if self.loops > 0 && matches!(t, Ty::Str | Ty::List(_)) {
+            // Vars updated from each other in a loop grow like Fibonacci
+            // numbers: cut back (`x := x.take(..)` keeps a view of the
+            // var's own value, a case of its own for the analysis).
+            let x = Expr::var(t.clone(), &v.name);
+            let len = Expr::method(Ty::Int, x.clone(), "len", vec![]);
+            out.push(Stmt::If {
+                cond: Expr::bin(Ty::Bool, ">", len, Expr::int(CLAMP_AT)),
+                then: Block {
+                    stmts: vec![Stmt::Assign {
+                        name: v.name.clone(),
+                        value: Expr::method(t.clone(), x, "take", vec![Expr::int(CLAMP_TO)]),
+                    }],
+                    tail: None,
+                },
+                else_: None,
+            });
+        }
     }
 
     /// A value stored into a container, then the source read again.
@@ -1185,12 +1219,19 @@ impl Gen {
             1 => {
                 self.tag("interpolation");
                 let h = self.hole(1);
+                // A key spelling out a container (the map itself, say)
+                // doubles the map's text with every put: key by its size.
+                let h = match &h.ty {
+                    Ty::List(_) | Ty::Str | Ty::Map(..) => Expr::method(Ty::Int, h, "len", vec![]),
+                    Ty::Int | Ty::Bool | Ty::F64 => h,
+                    _ => Expr::int(self.rng.range(0, 9)),
+                };
                 Expr::new(
                     Ty::Str,
                     Kind::Interp(vec![Part::Text("k".into()), Part::Hole(h)]),
                 )
             }
-            _ => self.expr(&Ty::Str, 1, Ctx::Free),
+            _ => clamp(self.expr(&Ty::Str, 1, Ctx::Free)),
         }
     }
 
@@ -1478,7 +1519,7 @@ impl Gen {
                 };
                 let xs = self.expr(&Ty::list(et.clone()), depth - 1, Ctx::Free);
                 let init = self.expr(t, depth - 1, Ctx::Decided);
-                let f = self.lambda(&[t.clone(), et], t);
+                let f = clamp_result(self.lambda(&[t.clone(), et], t));
                 Some(Expr::method(t.clone(), xs, "fold", vec![init, f]))
             }
             7 => {
@@ -1627,6 +1668,14 @@ impl Gen {
         // Pattern fields of the structural parameter (or of a part of it)
         // are smaller values: recursing on them terminates.
         let shrinks = matches!(&scrut.kind, Kind::Var(n) if n == "t" || self.smaller.contains(n));
+        let whole = match &scrut.kind {
+            Kind::Var(n) if shrinks => Some(n.clone()),
+            _ => None,
+        };
+        // Only one arm runs: each starts from what was recursed on before
+        // the match, and after it everything any arm recursed on counts.
+        let recursed_before = self.recursed.clone();
+        let mut recursed_after = recursed_before.clone();
         let mut arms: Vec<(String, Vec<Var>)> = Vec::new();
         match &st {
             Ty::User(i) => {
@@ -1778,12 +1827,16 @@ impl Gen {
         for (pat, binds) in arms {
             let mark = self.vars.len();
             let smaller_mark = self.smaller.len();
+            self.recursed = recursed_before.clone();
             for b in &binds {
                 if let Some((_, sty)) = &self.structural {
                     // Field patterns are named `e..`; a name for the whole
                     // value (`o..`) is not smaller.
                     if shrinks && b.ty == *sty && b.name.starts_with('e') {
                         self.smaller.push(b.name.clone());
+                        if let Some(w) = &whole {
+                            self.parent.insert(b.name.clone(), w.clone());
+                        }
                     }
                 }
                 self.vars.push(b.clone());
@@ -1807,9 +1860,33 @@ impl Gen {
             // valid only inside their arm.
             self.smaller.truncate(smaller_mark);
             self.vars.truncate(mark);
+            for r in std::mem::take(&mut self.recursed) {
+                if !recursed_after.contains(&r) {
+                    recursed_after.push(r);
+                }
+            }
             out.push(Arm { pat, body });
         }
+        self.recursed = recursed_after;
         Expr::new(t.clone(), Kind::Match(Box::new(scrut), out))
+    }
+
+    /// Whether one of two smaller names is (a part of) the other.
+    fn related(&self, a: &str, b: &str) -> bool {
+        self.is_within(a, b) || self.is_within(b, a)
+    }
+
+    /// Whether `x` is `y` or a part of it.
+    fn is_within<'a>(&'a self, mut x: &'a str, y: &str) -> bool {
+        loop {
+            if x == y {
+                return true;
+            }
+            match self.parent.get(x) {
+                Some(p) => x = p,
+                None => return false,
+            }
+        }
     }
 
     /// A pattern for a field of type `t`: a new name (bound) or `_`.
@@ -1833,8 +1910,20 @@ impl Gen {
         // Structural recursion on a smaller value.
         if let Some((name, _)) = self.structural.clone() {
             let ret = self.current.as_ref().map(|s| s.ret.clone());
-            if ret.as_ref() == Some(t) && !self.smaller.is_empty() && self.rng.chance(50) {
-                let s = self.rng.pick(&self.smaller.clone()).clone();
+            // Not in a loop or lambda either: those may run it many times.
+            let free: Vec<String> = self
+                .smaller
+                .iter()
+                .filter(|s| !self.recursed.iter().any(|r| self.related(s, r)))
+                .cloned()
+                .collect();
+            if ret.as_ref() == Some(t)
+                && self.repeated == 0
+                && !free.is_empty()
+                && self.rng.chance(50)
+            {
+                let s = self.rng.pick(&free).clone();
+                self.recursed.push(s.clone());
                 let sty = self.structural.as_ref().unwrap().1.clone();
                 return Some(Expr::call(t.clone(), &name, vec![Expr::var(sty, &s)]));
             }
@@ -2059,7 +2148,7 @@ impl Gen {
                 5 => {
                     let s = self.expr(&Ty::Str, d, Ctx::Free);
                     let a = Expr::lit(Ty::Str, quote(self.rng.word(&["a", ",", " ", "l"])));
-                    let b = self.expr(&Ty::Str, d.min(1), Ctx::Free);
+                    let b = clamp(self.expr(&Ty::Str, d.min(1), Ctx::Free));
                     Expr::method(Ty::Str, s, "replace", vec![a, b])
                 }
                 6 => {
@@ -2420,6 +2509,34 @@ impl Gen {
                 }
             }
         })
+    }
+}
+
+/// Lengths past which a growing value is cut back, and to what.
+const CLAMP_AT: i64 = 40;
+const CLAMP_TO: i64 = 8;
+
+/// `e.take(CLAMP_AT)` when `e` is a string or list (a literal needs none).
+fn clamp(e: Expr) -> Expr {
+    match (&e.ty, &e.kind) {
+        (_, Kind::Lit(_)) => e,
+        (Ty::Str | Ty::List(_), _) => {
+            let t = e.ty.clone();
+            Expr::method(t, e, "take", vec![Expr::int(CLAMP_AT)])
+        }
+        _ => e,
+    }
+}
+
+/// A lambda whose result is [`clamp`]ed: a fold's accumulator that grows
+/// from itself (`|acc, x| acc + acc`) would grow geometrically.
+fn clamp_result(f: Expr) -> Expr {
+    match f.kind {
+        Kind::Lambda(ps, mut body) => {
+            body.tail = body.tail.map(|t| Box::new(clamp(*t)));
+            Expr::new(f.ty, Kind::Lambda(ps, body))
+        }
+        _ => f,
     }
 }
 
