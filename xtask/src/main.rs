@@ -16,15 +16,21 @@
 //!   stdin is `bench/NAME.stdin` if present, or the input the spec in
 //!   `bench/NAME.input` names (`text BYTES`, `csv ROWS`), generated once
 //!   into `target/bench/` by the seeded generators of `bench/gen.rs`.
+//! - `bench --compile [RUNS] [SHAPE...] [--lines N,N,...]`: compile time of
+//!   generated programs (`compile_gen.rs`: small, large, deep, types) at
+//!   1k, 10k and 100k lines: each phase's time as `sspur run --time`
+//!   reports it, the whole process's wall time and peak RSS, medians over
+//!   alternating runs, and the growth factor per 10x more lines.
 //! - `gen SPEC`: writes the input SPEC names to stdout.
 
+mod compile_gen;
 #[path = "../../bench/gen.rs"]
 mod gen;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask run FILE [ARGS]...\n       cargo xtask interp FILE [ARGS]...\n       cargo xtask bench [RUNS] [examples/NAME.ssp...]\n       cargo xtask bench --suite [RUNS] [NAME...]\n       cargo xtask gen text BYTES|csv ROWS";
+const USAGE: &str = "usage: cargo xtask run FILE [ARGS]...\n       cargo xtask interp FILE [ARGS]...\n       cargo xtask bench [RUNS] [examples/NAME.ssp...]\n       cargo xtask bench --suite [RUNS] [NAME...]\n       cargo xtask bench --compile [RUNS] [SHAPE...] [--lines N,N,...]\n       cargo xtask gen text BYTES|csv ROWS";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -34,6 +40,9 @@ fn main() -> ExitCode {
         Some("run") if !rest.is_empty() => run_sspur(&[], &rest),
         Some("interp") if !rest.is_empty() => run_sspur(&["--interp"], &rest),
         Some("bench") if rest.first().is_some_and(|a| a == "--suite") => suite(&rest[1..]),
+        Some("bench") if rest.first().is_some_and(|a| a == "--compile") => {
+            compile_bench(&rest[1..])
+        }
         Some("bench") => bench(&rest),
         Some("gen") if !rest.is_empty() => match gen::generate(&rest.join(" ")) {
             Ok(bytes) => {
@@ -722,6 +731,239 @@ fn print_suite(runs: usize, gpp: bool, rows: &[SuiteRow], stats_rows: &[StatsRow
                 s.promoted_mb,
                 s.peak_mb
             );
+        }
+    }
+}
+
+/// The phases `sspur run --time` reports, in the order the table shows
+/// them, with the column each is shown under.
+const PHASES: [(&str, &str); 5] = [
+    ("parse", "parse"),
+    ("check", "check"),
+    ("ownership", "own"),
+    ("codegen total", "codegen"),
+    ("codegen emit", "emit"),
+];
+
+/// One compile-bench measurement: the phases' milliseconds (in `PHASES`
+/// order), wall seconds and peak RSS MB of the whole process.
+#[derive(Clone)]
+struct CompileSample {
+    phases: Vec<f64>,
+    wall: f64,
+    rss: f64,
+}
+
+/// Parses `time: NAME N ms` lines.
+fn parse_times(stderr: &str) -> Vec<f64> {
+    PHASES
+        .iter()
+        .map(|(name, _)| {
+            stderr
+                .lines()
+                .filter_map(|l| l.strip_prefix("time: "))
+                .find_map(|l| {
+                    let rest = l.strip_prefix(name)?.strip_prefix(' ')?;
+                    rest.strip_suffix(" ms")?.trim().parse::<f64>().ok()
+                })
+                .unwrap_or(f64::NAN)
+        })
+        .collect()
+}
+
+/// Runs `sspur run --time FILE` once: its stdout and the sample.
+fn measure_compile(
+    exe: &std::path::Path,
+    file: &std::path::Path,
+) -> Result<(String, CompileSample), String> {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let child = Command::new(exe)
+        .arg("run")
+        .arg("--time")
+        .arg(file)
+        .env_remove("SSPUR_MEM")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let pid = child.id() as i32;
+    // Read both pipes to the end, then reap the child with its rusage.
+    let (out, err) = {
+        use std::io::Read;
+        let mut child = child;
+        let mut err_pipe = child.stderr.take().ok_or("no stderr")?;
+        let reader = std::thread::spawn(move || {
+            let mut e = String::new();
+            let _ = err_pipe.read_to_string(&mut e);
+            e
+        });
+        let mut o = String::new();
+        child
+            .stdout
+            .take()
+            .ok_or("no stdout")?
+            .read_to_string(&mut o)
+            .map_err(|e| e.to_string())?;
+        (o, reader.join().unwrap_or_default())
+    };
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; status and usage are valid out-pointers.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall = start.elapsed().as_secs_f64();
+    if r < 0 {
+        return Err("wait4 failed".into());
+    }
+    let code = std::process::ExitStatus::from_raw(status);
+    if !code.success() {
+        return Err(format!("exited with {code}: {}", err.trim_end()));
+    }
+    Ok((
+        out,
+        CompileSample {
+            phases: parse_times(&err),
+            wall,
+            rss: usage.ru_maxrss as f64 / 1024.0,
+        },
+    ))
+}
+
+fn compile_bench(rest: &[String]) -> ExitCode {
+    let mut runs = 3;
+    let mut shapes = Vec::new();
+    let mut sizes = vec![1_000, 10_000, 100_000];
+    let mut args = rest.iter();
+    while let Some(a) = args.next() {
+        if a == "--lines" {
+            let parsed: Option<Vec<usize>> = args
+                .next()
+                .map(|l| l.split(',').map(|n| n.trim().parse().ok()).collect())
+                .unwrap_or(None);
+            match parsed {
+                Some(s) if !s.is_empty() && s.iter().all(|&n| n > 0) => sizes = s,
+                _ => {
+                    eprintln!("xtask: --lines takes line counts like 1000,10000");
+                    return ExitCode::from(2);
+                }
+            }
+        } else if let Ok(n) = a.parse::<usize>() {
+            runs = n.max(1);
+        } else if let Some(s) = compile_gen::Shape::parse(a) {
+            shapes.push(s);
+        } else {
+            eprintln!("xtask: unknown shape `{a}` (small, large, deep, types)\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    }
+    if shapes.is_empty() {
+        shapes = compile_gen::SHAPES.to_vec();
+    }
+    if !build_release() {
+        return ExitCode::from(1);
+    }
+    let exe = target_dir().join("release/sspur");
+    let dir = target_dir().join("bench/compile");
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("xtask: cannot create {}: {e}", dir.display());
+        return ExitCode::from(1);
+    }
+    let mut table: Vec<(compile_gen::Shape, Vec<(usize, CompileSample)>)> = Vec::new();
+    for &shape in &shapes {
+        let mut files = Vec::new();
+        for &lines in &sizes {
+            let text = compile_gen::program(shape, lines);
+            let real = text.lines().count();
+            let file = dir.join(format!("{}-{lines}.ssp", shape.name()));
+            if let Err(e) = std::fs::write(&file, text) {
+                eprintln!("xtask: cannot write {}: {e}", file.display());
+                return ExitCode::from(1);
+            }
+            files.push((real, file));
+        }
+        // Alternate the sizes, so a burst of load on the shared machine
+        // spreads over all of them.
+        let mut samples: Vec<Vec<CompileSample>> = vec![Vec::new(); files.len()];
+        for _ in 0..runs {
+            for (i, (_, file)) in files.iter().enumerate() {
+                match measure_compile(&exe, file) {
+                    Ok((out, s)) if !out.trim().is_empty() => samples[i].push(s),
+                    Ok(_) => {
+                        eprintln!("xtask: {} printed nothing", file.display());
+                        return ExitCode::from(1);
+                    }
+                    Err(e) => {
+                        eprintln!("xtask: {}: {e}", file.display());
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+        }
+        let medians = files
+            .iter()
+            .zip(&samples)
+            .map(|((lines, _), s)| {
+                let phases = (0..PHASES.len())
+                    .map(|p| median(s.iter().map(|x| x.phases[p]).collect()))
+                    .collect();
+                let sample = CompileSample {
+                    phases,
+                    wall: median(s.iter().map(|x| x.wall).collect()),
+                    rss: median(s.iter().map(|x| x.rss).collect()),
+                };
+                (*lines, sample)
+            })
+            .collect();
+        table.push((shape, medians));
+    }
+    print_compile_bench(runs, &table);
+    ExitCode::SUCCESS
+}
+
+/// Prints the table as Markdown: per shape and size the medians, then a
+/// row per 10x step with each column's growth factor (10.0 is linear).
+fn print_compile_bench(runs: usize, table: &[(compile_gen::Shape, Vec<(usize, CompileSample)>)]) {
+    println!(
+        "{runs} alternating runs each, medians; phases from `sspur run --time` (ms), wall time (s) and peak RSS (MB) of the whole process"
+    );
+    println!();
+    print!("| shape | lines |");
+    for (_, col) in PHASES {
+        print!(" {col} ms |");
+    }
+    println!(" wall s | peak MB |");
+    print!("|---|---:|");
+    for _ in 0..PHASES.len() + 2 {
+        print!("---:|");
+    }
+    println!();
+    for (shape, rows) in table {
+        for (i, (lines, s)) in rows.iter().enumerate() {
+            print!("| {} | {lines} |", shape.name());
+            for p in &s.phases {
+                print!(" {p:.1} |");
+            }
+            println!(" {:.3} | {:.1} |", s.wall, s.rss);
+            if i > 0 {
+                let (prev_lines, prev) = &rows[i - 1];
+                // Growth normalised to a 10x step in lines.
+                let step = *lines as f64 / *prev_lines as f64;
+                let grow = |a: f64, b: f64| {
+                    let g = (b / a) * 10.0 / step;
+                    if g.is_finite() {
+                        format!("{g:.1}x")
+                    } else {
+                        "-".into()
+                    }
+                };
+                print!("| {} | growth per 10x |", shape.name());
+                for (p, q) in prev.phases.iter().zip(&s.phases) {
+                    print!(" {} |", grow(*p, *q));
+                }
+                println!(" {} | {} |", grow(prev.wall, s.wall), grow(prev.rss, s.rss));
+            }
         }
     }
 }
