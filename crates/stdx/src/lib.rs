@@ -2,7 +2,32 @@
 //! `stdx`): nothing here knows about Sspur.
 #![forbid(unsafe_code)]
 
+use std::cell::Cell;
 use std::sync::Mutex;
+
+thread_local! {
+    /// On a thread [`with_big_stack`] started: an address near the top of
+    /// its stack and the bytes usable below it.
+    static BIG_STACK: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+}
+
+/// An address in the current frame.
+#[inline(never)]
+fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker as *const u8).addr()
+}
+
+/// Stack bytes left below the caller, on a thread [`with_big_stack`]
+/// started (0 on any other thread: its size is not known).
+fn stack_left() -> usize {
+    BIG_STACK.with(Cell::get).map_or(0, |(top, size)| {
+        size.saturating_sub(top.saturating_sub(stack_address()))
+    })
+}
+
+/// Slack kept off a started thread's budget: the frames above the work.
+const SLACK: usize = 1 << 20;
 
 /// Runs `work` on a new thread with a `stack_bytes` stack (reserved, not
 /// committed: only the pages used are touched) and returns its result; on
@@ -11,11 +36,19 @@ use std::sync::Mutex;
 ///
 /// The compiler recurses over trees as deep as the parser allows, which
 /// in a debug build needs more than a default thread's stack.
+///
+/// Already on such a thread with `stack_bytes` left, `work` runs in
+/// place: the checker asks for a stack per function body, and a thread
+/// per body (a mapping, a clone and a join) costs more than checking a
+/// small body does.
 pub fn with_big_stack<R: Send>(
     stack_bytes: usize,
     name: &str,
     work: impl FnOnce() -> R + Send,
 ) -> R {
+    if stack_left() >= stack_bytes {
+        return work();
+    }
     // The closure moves into the thread only if it starts; otherwise it is
     // taken back and run here.
     let work = Mutex::new(Some(work));
@@ -27,7 +60,11 @@ pub fn with_big_stack<R: Send>(
         let spawned = std::thread::Builder::new()
             .name(name.to_string())
             .stack_size(stack_bytes)
-            .spawn_scoped(scope, || take().map(|w| w()));
+            .spawn_scoped(scope, || {
+                let budget = stack_bytes.saturating_sub(SLACK);
+                BIG_STACK.with(|b| b.set(Some((stack_address(), budget))));
+                take().map(|w| w())
+            });
         match spawned {
             Ok(handle) => match handle.join() {
                 Ok(out) => out,
@@ -62,6 +99,23 @@ mod tests {
         assert_eq!(
             with_big_stack(256 << 20, "deep", || depth(200_000)),
             200_000
+        );
+    }
+
+    #[test]
+    fn runs_in_place_on_a_thread_with_the_stack_left() {
+        let outer = with_big_stack(64 << 20, "outer", || {
+            let here = std::thread::current().id();
+            let small = with_big_stack(8 << 20, "inner", || std::thread::current().id());
+            let large = with_big_stack(128 << 20, "inner", || std::thread::current().id());
+            (here == small, here == large)
+        });
+        assert_eq!(outer, (true, false));
+        // A thread this function did not start has no known stack.
+        let main = std::thread::current().id();
+        assert_ne!(
+            with_big_stack(1 << 20, "t", || std::thread::current().id()),
+            main
         );
     }
 
