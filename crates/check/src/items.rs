@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use ir::{FnSig, ItemTree, Ty, TypeDefKind, TypeId, Variant};
+use ir::{FnId, FnSig, ItemTree, Ty, TypeDefKind, TypeId, Variant};
 use syntax::ast::{self, TypeRef, TypeRefKind};
 use syntax::{Diagnostic, Span};
 
@@ -61,9 +61,11 @@ pub fn lower_items(file: &ast::SourceFile) -> (ItemTree, Vec<Span>, Vec<Diagnost
             type_defs.push((id, def));
         }
     }
-    let resolver = TypeResolver {
-        names: type_names.iter().map(|(k, v)| (*k, v.0)).collect(),
-    };
+    let names = type_names
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.0))
+        .collect();
+    let resolver = TypeResolver { names: &names };
 
     // Pass 2: fields and variants.
     let mut ctors: HashMap<String, Span> = HashMap::new();
@@ -195,20 +197,42 @@ pub fn lower_items(file: &ast::SourceFile) -> (ItemTree, Vec<Span>, Vec<Diagnost
     (items, fn_spans, diags)
 }
 
+/// The item tree's names, looked up by every body: built once per tree,
+/// since a scan of the tree per lookup (or a table per body) makes
+/// checking quadratic in the number of items. The first definition of a
+/// name wins, as in `ItemTree::fn_by_name`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ItemIndex {
+    pub(crate) types: HashMap<String, TypeId>,
+    pub(crate) fns: HashMap<String, FnId>,
+    /// Constructors of sum types: the type and the variant's index.
+    pub(crate) ctors: HashMap<String, (TypeId, u32)>,
+}
+
+impl ItemIndex {
+    pub fn new(items: &ItemTree) -> ItemIndex {
+        let mut index = ItemIndex::default();
+        for (id, def) in items.types.iter() {
+            index.types.entry(def.name.clone()).or_insert(id);
+            if let TypeDefKind::Sum { variants } = &def.kind {
+                for (i, v) in variants.iter().enumerate() {
+                    index.ctors.entry(v.name.clone()).or_insert((id, i as u32));
+                }
+            }
+        }
+        for (id, f) in items.fns.iter() {
+            index.fns.entry(f.name.clone()).or_insert(id);
+        }
+        index
+    }
+}
+
 /// Resolves written types against the program's type names.
 pub(crate) struct TypeResolver<'a> {
-    pub(crate) names: HashMap<&'a str, TypeId>,
+    pub(crate) names: &'a HashMap<String, TypeId>,
 }
 
 impl TypeResolver<'_> {
-    pub(crate) fn from_items(items: &ItemTree) -> TypeResolver<'_> {
-        let mut names = HashMap::new();
-        for (id, def) in items.types.iter() {
-            names.entry(def.name.as_str()).or_insert(id);
-        }
-        TypeResolver { names }
-    }
-
     /// Lowers a written type; unknown names become `Ty::Error` with a
     /// diagnostic.
     pub(crate) fn lower(&self, t: &TypeRef, diags: &mut Vec<Diagnostic>) -> Ty {
@@ -248,7 +272,7 @@ impl TypeResolver<'_> {
                                 let candidates = self
                                     .names
                                     .keys()
-                                    .copied()
+                                    .map(String::as_str)
                                     .chain(BUILTIN_TYPES.iter().copied());
                                 diags.push(crate::suggest::did_you_mean(d, other, candidates));
                                 Ty::Error

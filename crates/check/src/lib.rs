@@ -43,7 +43,7 @@ use syntax::ast;
 use syntax::Diagnostic;
 
 pub use body::lower_body;
-pub use items::lower_items;
+pub use items::{lower_items, ItemIndex};
 pub use render::render_diagnostics;
 
 /// Parses and checks a whole program. On success every function has a body
@@ -73,8 +73,9 @@ fn check_file(
             ast::Item::Type(_) => None,
         })
         .collect();
+    let index = ItemIndex::new(&items);
     for ((id, _), def) in items.fns.iter().zip(fns) {
-        let (b, m, d) = body::lower_body_here(&items, id, def);
+        let (b, m, d) = body::lower_body_here(&items, &index, id, def);
         bodies.push(Arc::new(b));
         maps.push(Arc::new(m));
         diags.extend(d);

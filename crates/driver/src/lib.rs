@@ -125,6 +125,13 @@ pub fn item_tree(db: &dyn Db, file: SourceFile) -> Arc<ItemTree> {
     items(db, file).tree.clone()
 }
 
+/// The item tree's names, for every body to look up (built once; see
+/// `check::ItemIndex`). Recomputed only when the item tree changes.
+#[salsa::tracked(returns(ref))]
+pub fn item_index(db: &dyn Db, file: SourceFile) -> Arc<check::ItemIndex> {
+    Arc::new(check::ItemIndex::new(item_tree(db, file)))
+}
+
 /// One function of the file. Its AST is stored relative to `offset`.
 #[salsa::tracked]
 pub struct FnItem<'db> {
@@ -174,7 +181,8 @@ pub fn lower_fn<'db>(db: &'db dyn Db, f: FnItem<'db>) -> LoweredFn {
     db.record_lowering(&def.name.text);
     let tree = item_tree(db, *f.file(db));
     let id = FnId::from_raw(RawIdx::from_u32(f.index(db)));
-    let (body, source_map, diagnostics) = check::lower_body(tree, id, def);
+    let index = item_index(db, *f.file(db));
+    let (body, source_map, diagnostics) = check::lower_body(tree, index, id, def);
     LoweredFn {
         body: Arc::new(body),
         source_map: Arc::new(source_map),

@@ -418,8 +418,7 @@ impl<'a> Cx<'a> {
         span: Span,
     ) -> (ExprId, T) {
         let def = self
-            .items
-            .type_by_name(&name.text)
+            .find_type(&name.text)
             .map(|t| (t, &self.items.types[t].kind));
         let (ty, decl) = match def {
             Some((t, TypeDefKind::Record { fields })) => (t, fields.clone()),

@@ -11,13 +11,13 @@ use std::collections::HashMap;
 
 use ir::{
     Body, BodySourceMap, Builtin, ExprId, ExprKind, FnId, ItemTree, Local, LocalId, LocalKind,
-    PatId, PatKind, StmtId, StmtKind, Ty, TypeDefKind, TypeId,
+    PatId, PatKind, StmtId, StmtKind, Ty, TypeId,
 };
 use syntax::ast;
 use syntax::{Diagnostic, Span};
 
 use crate::infer::{Mismatch, Table, T};
-use crate::items::TypeResolver;
+use crate::items::{ItemIndex, TypeResolver};
 
 mod call;
 mod expr;
@@ -32,12 +32,14 @@ const STACK_SIZE: usize = 256 << 20;
 /// Lowers one function body. Looks only at the item tree and this
 /// function's AST. Runs on a thread with a large stack (reserved, not
 /// committed) so deeply nested expressions cannot overflow the caller's.
+/// `index` is `ItemIndex::new(items)`, built once for all bodies.
 pub fn lower_body(
     items: &ItemTree,
+    index: &ItemIndex,
     f: FnId,
     def: &ast::FnDef,
 ) -> (Body, BodySourceMap, Vec<Diagnostic>) {
-    with_big_stack(|| lower_body_here(items, f, def))
+    with_big_stack(|| lower_body_here(items, index, f, def))
 }
 
 /// Runs `work` on a thread with a [`STACK_SIZE`] stack.
@@ -48,10 +50,11 @@ pub(crate) fn with_big_stack<R: Send>(work: impl FnOnce() -> R + Send) -> R {
 /// [`lower_body`] on the current thread (its caller provides the stack).
 pub(crate) fn lower_body_here(
     items: &ItemTree,
+    index: &ItemIndex,
     f: FnId,
     def: &ast::FnDef,
 ) -> (Body, BodySourceMap, Vec<Diagnostic>) {
-    let mut cx = Cx::new(items);
+    let mut cx = Cx::new(items, index);
     let sig = &items.fns[f];
     cx.ret = T::from_ir(&sig.ret);
     cx.scopes.push(Vec::new());
@@ -132,12 +135,9 @@ struct LambdaFrame {
 
 struct Cx<'a> {
     items: &'a ItemTree,
+    /// Functions, types and constructors by name.
+    index: &'a ItemIndex,
     resolver: TypeResolver<'a>,
-    ctors: HashMap<&'a str, (TypeId, u32)>,
-    /// Function names looked up so far (the first definition wins, as in
-    /// `fn_by_name`); filled lazily so a body costs nothing per function
-    /// of the program that it does not name.
-    fns: HashMap<String, Option<FnId>>,
     body: Body,
     map: BodySourceMap,
     diags: Vec<Diagnostic>,
@@ -160,20 +160,13 @@ struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    fn new(items: &'a ItemTree) -> Cx<'a> {
-        let mut ctors = HashMap::new();
-        for (id, def) in items.types.iter() {
-            if let TypeDefKind::Sum { variants } = &def.kind {
-                for (i, v) in variants.iter().enumerate() {
-                    ctors.entry(v.name.as_str()).or_insert((id, i as u32));
-                }
-            }
-        }
+    fn new(items: &'a ItemTree, index: &'a ItemIndex) -> Cx<'a> {
         Cx {
             items,
-            fns: HashMap::new(),
-            resolver: TypeResolver::from_items(items),
-            ctors,
+            index,
+            resolver: TypeResolver {
+                names: &index.types,
+            },
             body: Body::default(),
             map: BodySourceMap::default(),
             diags: Vec::new(),
@@ -192,13 +185,12 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn find_fn(&mut self, name: &str) -> Option<FnId> {
-        if let Some(f) = self.fns.get(name) {
-            return *f;
-        }
-        let f = self.items.fn_by_name(name);
-        self.fns.insert(name.to_string(), f);
-        f
+    fn find_fn(&self, name: &str) -> Option<FnId> {
+        self.index.fns.get(name).copied()
+    }
+
+    fn find_type(&self, name: &str) -> Option<TypeId> {
+        self.index.types.get(name).copied()
     }
 
     /// Adds a label to the first mismatch reported since `before`.

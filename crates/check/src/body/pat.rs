@@ -140,7 +140,7 @@ impl<'a> Cx<'a> {
                 let t = self.table.fresh();
                 Some((Ctor::None, T::option(t), vec![]))
             }
-            other => match self.ctors.get(other) {
+            other => match self.index.ctors.get(other) {
                 Some(&(ty, i)) => {
                     let fields = match &self.items.types[ty].kind {
                         TypeDefKind::Sum { variants } => variants
@@ -152,7 +152,7 @@ impl<'a> Cx<'a> {
                     Some((Ctor::User(ty, i), T::Adt(ty), fields))
                 }
                 None => {
-                    let msg = match self.items.type_by_name(other) {
+                    let msg = match self.find_type(other) {
                         Some(t)
                             if matches!(self.items.types[t].kind, TypeDefKind::Record { .. }) =>
                         {
@@ -161,7 +161,12 @@ impl<'a> Cx<'a> {
                         _ => format!("unknown constructor `{other}`"),
                     };
                     let d = Diagnostic::error(name.span, msg);
-                    let candidates = self.ctors.keys().copied().chain(["Some", "None"]);
+                    let candidates = self
+                        .index
+                        .ctors
+                        .keys()
+                        .map(String::as_str)
+                        .chain(["Some", "None"]);
                     self.diags
                         .push(crate::suggest::did_you_mean(d, other, candidates));
                     None
