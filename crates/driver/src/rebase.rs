@@ -59,12 +59,20 @@ fn block(b: &mut Block, delta: i64) {
 fn stmt(s: &mut Stmt, delta: i64) {
     span(&mut s.span, delta);
     match &mut s.kind {
-        StmtKind::Let { pat: p, ty, init } => {
+        StmtKind::Let {
+            pat: p,
+            ty,
+            init,
+            else_,
+        } => {
             pat(p, delta);
             if let Some(t) = ty {
                 type_ref(t, delta);
             }
             expr(init, delta);
+            if let Some(b) = else_ {
+                block(b, delta);
+            }
         }
         StmtKind::Var { name: n, ty, init } => {
             name(n, delta);
@@ -166,7 +174,15 @@ fn expr(e: &mut Expr, delta: i64) {
             }
             expr(body, delta);
         }
-        ExprKind::If { cond, then, else_ } => {
+        ExprKind::If {
+            pat: p,
+            cond,
+            then,
+            else_,
+        } => {
+            if let Some(p) = p {
+                pat(p, delta);
+            }
             expr(cond, delta);
             block(then, delta);
             if let Some(e) = else_ {

@@ -114,11 +114,14 @@ pub struct Stmt {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum StmtKind {
-    /// `let pat: T = init`; pat is a binding, `_`, or a tuple of those.
+    /// `let pat: T = init`, or `let pat = init else { .. }` where the
+    /// `else` block runs (and must leave) when `pat` does not match.
+    /// Without `else`, the checker wants a pattern that cannot fail.
     Let {
         pat: Pat,
         ty: Option<TypeRef>,
         init: Expr,
+        else_: Option<Block>,
     },
     /// `var name: T = init`.
     Var {
@@ -247,7 +250,10 @@ pub enum ExprKind {
         body: Box<Expr>,
     },
     /// `if cond { then } else ...`; `else_` is a Block or another If.
+    /// With `pat`, `if let pat = cond { .. }`: `then` runs with the
+    /// pattern's bindings when `cond`'s value matches.
     If {
+        pat: Option<Pat>,
         cond: Box<Expr>,
         then: Block,
         else_: Option<Box<Expr>>,

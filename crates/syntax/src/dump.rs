@@ -143,7 +143,12 @@ fn opt_type(ty: &Option<TypeRef>) -> String {
 
 fn stmt(out: &mut String, indent: usize, s: &Stmt) {
     match &s.kind {
-        StmtKind::Let { pat, ty, init } => {
+        StmtKind::Let {
+            pat,
+            ty,
+            init,
+            else_,
+        } => {
             line(
                 out,
                 indent,
@@ -151,6 +156,10 @@ fn stmt(out: &mut String, indent: usize, s: &Stmt) {
                 s.span,
             );
             expr(out, indent + 1, init);
+            if let Some(b) = else_ {
+                line(out, indent + 1, "else", b.span);
+                block(out, indent + 2, b);
+            }
         }
         StmtKind::Var { name, ty, init } => {
             line(
@@ -278,8 +287,16 @@ fn expr(out: &mut String, indent: usize, e: &Expr) {
             line(out, indent, &format!("lambda |{}|", ps.join(", ")), e.span);
             expr(out, i, body);
         }
-        ExprKind::If { cond, then, else_ } => {
-            line(out, indent, "if", e.span);
+        ExprKind::If {
+            pat,
+            cond,
+            then,
+            else_,
+        } => {
+            match pat {
+                Some(p) => line(out, indent, &format!("if let {}", pat_text(p)), e.span),
+                None => line(out, indent, "if", e.span),
+            }
             expr(out, i, cond);
             block(out, i, then);
             if let Some(x) = else_ {

@@ -26,6 +26,8 @@ pub enum Token {
     Var,
     If,
     Else,
+    /// The `else` of `let P = e else { .. }` (see [`mark_let_else`]).
+    LetElse,
     Match,
     For,
     In,
@@ -259,6 +261,7 @@ pub(crate) fn lex_at(
         out.push(token);
         out.extend(rest.into_iter().flatten());
     }
+    mark_let_else(&mut out);
     if eof_semi {
         let end = base + text.len() as u32;
         if let Some(span) = pending_semi {
@@ -268,6 +271,33 @@ pub(crate) fn lex_at(
         }
     }
     out
+}
+
+/// Marks the `else` of each `let P = e else { .. }` as [`Token::LetElse`],
+/// so the grammar has no dangling `else`: it is the first `else` at the
+/// `let`'s own bracket depth, before the statement ends, that does not
+/// follow a `}` (an `else` after `}` continues an `if` in the initialiser,
+/// so an initialiser ending in `}` needs parentheses, as in Rust).
+fn mark_let_else(out: &mut [(Token, Span)]) {
+    for i in 0..out.len() {
+        if out[i].0 != Token::Let {
+            continue;
+        }
+        let mut depth = 0usize;
+        for j in i + 1..out.len() {
+            match out[j].0 {
+                Token::LParen | Token::LBracket | Token::LBrace => depth += 1,
+                Token::RParen | Token::RBracket | Token::RBrace if depth == 0 => break,
+                Token::RParen | Token::RBracket | Token::RBrace => depth -= 1,
+                Token::Semi if depth == 0 => break,
+                Token::Else if depth == 0 && out[j - 1].0 != Token::RBrace => {
+                    out[j].0 = Token::LetElse;
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// Emits a pending inserted `;` unless `next` closes a bracket, continues

@@ -324,13 +324,12 @@ impl<'a> ErrSrc<'a> {
                 let is_lower = |t: Option<std::mem::Discriminant<Token>>| {
                     t == Some(std::mem::discriminant(&Token::Lower(String::new())))
                 };
-                let d_let = std::mem::discriminant(&Token::Let);
                 let d_for = std::mem::discriminant(&Token::For);
                 if matches!(token, Token::Upper(_) | Token::Int(_) | Token::Str(_))
-                    && matches!(self.before(l), [_, Some(k)] if k == d_let || k == d_for)
+                    && matches!(self.before(l), [_, Some(k)] if k == d_for)
                 {
                     d = d.with_note(
-                        "`let` and `for` bind a name, `_` or a tuple of those; use `match` for other patterns",
+                        "`for` binds a name, `_` or a tuple of those; use `match` for other patterns",
                     );
                 } else if token == Token::Eq && expected.iter().any(|e| e == "\":=\"") {
                     d = d.with_note("to rebind a `var`, write `name := value`; `==` compares");
@@ -451,6 +450,7 @@ fn describe_expected(expected: &[String]) -> String {
             "FieldIndex" => "tuple field".to_string(),
             "\";\"" => "end of line".to_string(),
             "InvalidToken" => continue,
+            "LetElse" => "`else`".to_string(),
             other => format!("`{}`", other.trim_matches('"')),
         };
         if !words.contains(&w) {
@@ -674,9 +674,15 @@ fn too_deep_block(b: &Block, depth: usize) -> Option<Span> {
     }
     for s in &b.stmts {
         let found = match &s.kind {
-            StmtKind::Let { pat, ty, init } => too_deep_pat(pat, depth + 1)
+            StmtKind::Let {
+                pat,
+                ty,
+                init,
+                else_,
+            } => too_deep_pat(pat, depth + 1)
                 .or_else(|| ty.as_ref().and_then(|t| too_deep_type(t, depth + 1)))
-                .or_else(|| expr_depth(init, depth + 1)),
+                .or_else(|| expr_depth(init, depth + 1))
+                .or_else(|| else_.as_ref().and_then(|b| too_deep_block(b, depth + 1))),
             StmtKind::Var { ty, init, .. } => ty
                 .as_ref()
                 .and_then(|t| too_deep_type(t, depth + 1))
@@ -729,7 +735,15 @@ fn expr_depth(e: &Expr, depth: usize) -> Option<Span> {
             .iter()
             .find_map(|p| p.ty.as_ref().and_then(|t| too_deep_type(t, d)))
             .or_else(|| expr_depth(body, d)),
-        ExprKind::If { cond, then, else_ } => expr_depth(cond, d)
+        ExprKind::If {
+            pat,
+            cond,
+            then,
+            else_,
+        } => pat
+            .as_ref()
+            .and_then(|p| too_deep_pat(p, d))
+            .or_else(|| expr_depth(cond, d))
             .or_else(|| too_deep_block(then, d))
             .or_else(|| else_.as_ref().and_then(|x| expr_depth(x, d))),
         ExprKind::Match { scrutinee, arms } => expr_depth(scrutinee, d).or_else(|| {
@@ -794,10 +808,16 @@ fn dismantle(mut work: Vec<Node>) {
             Node::Block(b) => {
                 for s in b.stmts {
                     match s.kind {
-                        StmtKind::Let { pat, ty, init } => {
+                        StmtKind::Let {
+                            pat,
+                            ty,
+                            init,
+                            else_,
+                        } => {
                             work.push(Node::Pat(pat));
                             work.extend(ty.map(Node::Type));
                             work.push(Node::Expr(init));
+                            work.extend(else_.map(Node::Block));
                         }
                         StmtKind::Var { ty, init, .. } => {
                             work.extend(ty.map(Node::Type));
@@ -866,7 +886,13 @@ fn dismantle(mut work: Vec<Node>) {
                     work.extend(params.into_iter().filter_map(|p| p.ty).map(Node::Type));
                     work.push(Node::Expr(*body));
                 }
-                ExprKind::If { cond, then, else_ } => {
+                ExprKind::If {
+                    pat,
+                    cond,
+                    then,
+                    else_,
+                } => {
+                    work.extend(pat.map(Node::Pat));
                     work.push(Node::Expr(*cond));
                     work.push(Node::Block(then));
                     if let Some(x) = else_ {

@@ -177,11 +177,15 @@ impl<'a> Cx<'a> {
                 )
             }
             ast::ExprKind::Lambda { params, body } => self.lambda(span, params, body, None),
-            ast::ExprKind::If { cond, then, else_ } => {
-                self.if_expr(cond, then, else_.as_deref(), span, false)
-            }
+            ast::ExprKind::If {
+                pat,
+                cond,
+                then,
+                else_,
+            } => self.if_expr(pat.as_ref(), cond, then, else_.as_deref(), span, false),
             ast::ExprKind::Match { scrutinee, arms } => {
-                self.match_expr(scrutinee, arms, span, false)
+                let arms: Vec<Arm> = arms.iter().map(Arm::of).collect();
+                self.match_expr(scrutinee, &arms, span, false, "`match` arms")
             }
             ast::ExprKind::Block(b) => self.block(b, false),
             ast::ExprKind::Return(v) => {
@@ -217,11 +221,15 @@ impl<'a> Cx<'a> {
     /// may then have different types, each becoming Unit.
     pub(super) fn expr_unused(&mut self, e: &ast::Expr) -> (ExprId, T) {
         match &e.kind {
-            ast::ExprKind::If { cond, then, else_ } => {
-                self.if_expr(cond, then, else_.as_deref(), e.span, true)
-            }
+            ast::ExprKind::If {
+                pat,
+                cond,
+                then,
+                else_,
+            } => self.if_expr(pat.as_ref(), cond, then, else_.as_deref(), e.span, true),
             ast::ExprKind::Match { scrutinee, arms } => {
-                self.match_expr(scrutinee, arms, e.span, true)
+                let arms: Vec<Arm> = arms.iter().map(Arm::of).collect();
+                self.match_expr(scrutinee, &arms, e.span, true, "`match` arms")
             }
             ast::ExprKind::Block(b) => self.block(b, true),
             _ => self.expr(e),
@@ -230,6 +238,7 @@ impl<'a> Cx<'a> {
 
     pub(super) fn if_expr(
         &mut self,
+        pat: Option<&ast::Pat>,
         cond: &ast::Expr,
         then: &ast::Block,
         else_: Option<&ast::Expr>,
@@ -246,6 +255,29 @@ impl<'a> Cx<'a> {
                 }) => complete(else_.as_deref()),
                 Some(_) => true,
             }
+        }
+        if let Some(pat) = pat {
+            // `if let P = e { a } else { b }` is `match e { P => a, _ => b }`.
+            let wild = ast::Pat {
+                kind: ast::PatKind::Wild,
+                span: pat.span,
+            };
+            let otherwise = match else_ {
+                Some(e) => ArmBody::Expr(e),
+                None => ArmBody::Unit(Span::new(span.end, span.end)),
+            };
+            let arms = [
+                Arm {
+                    pat,
+                    body: ArmBody::Block(then),
+                },
+                Arm {
+                    pat: &wild,
+                    body: otherwise,
+                },
+            ];
+            let unused = unused || !complete(else_);
+            return self.match_expr(cond, &arms, span, unused, "`if let` and `else`");
         }
         let c = self.expr_expect(cond, &T::Bool, "an `if` condition");
         if unused || !complete(else_) {
@@ -285,9 +317,10 @@ impl<'a> Cx<'a> {
     pub(super) fn match_expr(
         &mut self,
         scrutinee: &ast::Expr,
-        arms: &[ast::MatchArm],
+        arms: &[Arm],
         span: Span,
         unused: bool,
+        what: &str,
     ) -> (ExprId, T) {
         let (s, st) = self.expr(scrutinee);
         let mut out = Vec::new();
@@ -296,26 +329,28 @@ impl<'a> Cx<'a> {
         for arm in arms {
             self.scopes.push(Vec::new());
             let mut seen = HashMap::new();
-            let p = self.pat(&arm.pat, &st, true, LocalKind::Let, &mut seen);
-            let (mut b, bt) = if unused {
-                self.expr_unused(&arm.body)
-            } else {
-                self.expr(&arm.body)
+            let p = self.pat(arm.pat, &st, true, LocalKind::Let, &mut seen);
+            let (mut b, bt) = match arm.body {
+                ArmBody::Expr(e) if unused => self.expr_unused(e),
+                ArmBody::Expr(e) => self.expr(e),
+                ArmBody::Block(b) => self.block(b, unused),
+                ArmBody::Unit(at) => (self.alloc(ExprKind::Lit(Lit::Unit), T::Unit, at), T::Unit),
             };
+            let body_span = arm.body.span();
             self.scopes.pop();
             all_never &= self.table.shallow(&bt) == T::Never;
             if unused {
                 if !matches!(self.table.shallow(&bt), T::Unit | T::Never | T::Error) {
                     // Wrap the value into `{ value; }` so every arm is Unit.
-                    let st = self.alloc_stmt(StmtKind::Expr(b), arm.body.span);
+                    let st = self.alloc_stmt(StmtKind::Expr(b), body_span);
                     let k = ExprKind::Block {
                         stmts: vec![st],
                         tail: None,
                     };
-                    b = self.alloc(k, T::Unit, arm.body.span);
+                    b = self.alloc(k, T::Unit, body_span);
                 }
             } else {
-                ty = self.join(&ty, &bt, arm.body.span, "`match` arms");
+                ty = self.join(&ty, &bt, body_span, what);
             }
             out.push(MatchArm { pat: p, body: b });
         }
@@ -659,5 +694,38 @@ impl<'a> Cx<'a> {
             captures: frame,
         };
         (self.alloc(k, t.clone(), span), t)
+    }
+}
+
+/// A `match` arm as the checker lowers it: a written arm, or one of the
+/// two arms `if let` stands for.
+pub(super) struct Arm<'x> {
+    pub(super) pat: &'x ast::Pat,
+    pub(super) body: ArmBody<'x>,
+}
+
+pub(super) enum ArmBody<'x> {
+    Expr(&'x ast::Expr),
+    Block(&'x ast::Block),
+    /// The missing `else` of an `if let`.
+    Unit(Span),
+}
+
+impl<'x> Arm<'x> {
+    fn of(a: &'x ast::MatchArm) -> Arm<'x> {
+        Arm {
+            pat: &a.pat,
+            body: ArmBody::Expr(&a.body),
+        }
+    }
+}
+
+impl ArmBody<'_> {
+    fn span(&self) -> Span {
+        match self {
+            ArmBody::Expr(e) => e.span,
+            ArmBody::Block(b) => b.span,
+            ArmBody::Unit(s) => *s,
+        }
     }
 }

@@ -26,7 +26,7 @@ impl<'a> Cx<'a> {
         let refute_err = |cx: &mut Cx, span: Span| {
             cx.diags.push(
                 Diagnostic::error(span, "this pattern can fail to match here")
-                    .with_note("`let` and `for` patterns must always match; use `match` instead"),
+                    .with_note("`let` and `for` patterns must always match; for one that may fail, use `let PAT = value else { return }`, `if let` or `match`"),
             );
         };
         match &p.kind {

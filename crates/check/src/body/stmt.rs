@@ -3,26 +3,53 @@
 
 use super::{init_hint, Cx};
 use crate::infer::T;
-use ir::{ExprId, ExprKind, LocalKind, PatKind, StmtId, StmtKind};
+use ir::{ExprId, ExprKind, LocalKind, MatchArm, PatKind, StmtId, StmtKind};
+use std::collections::HashMap;
 use syntax::ast;
-use syntax::Diagnostic;
+use syntax::{Diagnostic, Span};
 
 impl<'a> Cx<'a> {
     /// Lowers a block. With `discard`, a tail whose value is not Unit is
     /// turned into a statement (an `if` without `else`, loop bodies, Unit
     /// functions), so the block's type is Unit.
     pub(super) fn block(&mut self, b: &ast::Block, discard: bool) -> (ExprId, T) {
+        self.block_of(&b.stmts, b.tail.as_deref(), discard, b.span)
+    }
+
+    /// A block of these statements and tail. A `let ... else` takes the
+    /// rest of the block into its match (see `let_else`).
+    fn block_of(
+        &mut self,
+        stmts_ast: &[ast::Stmt],
+        tail_ast: Option<&ast::Expr>,
+        discard: bool,
+        span: Span,
+    ) -> (ExprId, T) {
         self.scopes.push(Vec::new());
         let mut stmts = Vec::new();
         let mut diverges = false;
-        for s in &b.stmts {
+        let mut tail = None;
+        let mut ty = T::Unit;
+        let mut rest = None;
+        for (i, s) in stmts_ast.iter().enumerate() {
+            if let ast::StmtKind::Let {
+                else_: Some(els), ..
+            } = &s.kind
+            {
+                rest = Some((i, els));
+                break;
+            }
             let (id, never) = self.stmt(s);
             diverges |= never;
             stmts.push(id);
         }
-        let mut tail = None;
-        let mut ty = T::Unit;
-        if let Some(t) = &b.tail {
+        if let Some((i, els)) = rest {
+            let rest_span = Span::new(stmts_ast[i].span.end, span.end);
+            let after = &stmts_ast[i + 1..];
+            let (m, mt) = self.let_else(&stmts_ast[i], els, after, tail_ast, discard, rest_span);
+            tail = Some(m);
+            ty = mt;
+        } else if let Some(t) = tail_ast {
             let (e, et) = if discard {
                 self.expr_unused(t)
             } else {
@@ -39,15 +66,69 @@ impl<'a> Cx<'a> {
             ty = T::Never;
         }
         self.scopes.pop();
-        let id = self.alloc(ExprKind::Block { stmts, tail }, ty.clone(), b.span);
+        let id = self.alloc(ExprKind::Block { stmts, tail }, ty.clone(), span);
         (id, ty)
+    }
+
+    /// `let P = e else { d }; rest` is `match e { P => { rest }, _ => d }`:
+    /// the names `P` binds exist in the rest of the block, and `d` must
+    /// leave (its type is Never), so the match has the rest's type.
+    fn let_else(
+        &mut self,
+        s: &ast::Stmt,
+        els: &ast::Block,
+        rest: &[ast::Stmt],
+        tail: Option<&ast::Expr>,
+        discard: bool,
+        rest_span: Span,
+    ) -> (ExprId, T) {
+        let ast::StmtKind::Let { pat, ty, init, .. } = &s.kind else {
+            return self.missing(s.span);
+        };
+        let expected = match ty {
+            Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
+            None => self.table.fresh(),
+        };
+        let before = self.diags.len();
+        let init_id = self.expr_expect(init, &expected, "this `let`");
+        self.label_new(before, ty.as_ref().map(|t| t.span), "the annotation");
+        // The `else` block does not see the pattern's names.
+        let (e_id, e_ty) = self.block(els, true);
+        if !matches!(self.table.shallow(&e_ty), T::Never | T::Error) {
+            self.diags.push(
+                Diagnostic::error(els.span, "the `else` of a `let ... else` must not finish")
+                    .with_note(
+                        "end it with `return`, `break`, `continue` or `trap(..)`: after it, the names the pattern binds would have no value",
+                    ),
+            );
+        }
+        self.scopes.push(Vec::new());
+        let mut seen = HashMap::new();
+        let p = self.pat(pat, &expected, true, LocalKind::Let, &mut seen);
+        let (r_id, r_ty) = self.block_of(rest, tail, discard, rest_span);
+        self.scopes.pop();
+        let wild = self.alloc_pat(PatKind::Wild, expected, els.span);
+        let arms = vec![
+            MatchArm { pat: p, body: r_id },
+            MatchArm {
+                pat: wild,
+                body: e_id,
+            },
+        ];
+        let k = ExprKind::Match {
+            scrutinee: init_id,
+            arms,
+        };
+        let id = self.alloc(k, r_ty.clone(), s.span);
+        self.matches.push((id, init.span));
+        (id, r_ty)
     }
 
     /// Lowers a statement; the flag says it is an expression that never
     /// finishes (`return`, `trap(..)`).
     pub(super) fn stmt(&mut self, s: &ast::Stmt) -> (StmtId, bool) {
         match &s.kind {
-            ast::StmtKind::Let { pat, ty, init } => {
+            ast::StmtKind::Let { pat, ty, init, .. } => {
                 let expected = match ty {
                     Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
                     None => self.table.fresh(),
