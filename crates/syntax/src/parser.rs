@@ -316,6 +316,13 @@ impl<'a> ErrSrc<'a> {
             } => {
                 let span = Span::new(l, r);
                 let found = self.describe_found(&token, span);
+                // An `else` right after `}` is never a let's `else` (see
+                // `mark_let_else`), so do not offer it as expected.
+                let let_else = token == Token::Else && expected.iter().any(|e| e == "LetElse");
+                let expected: Vec<String> = expected
+                    .into_iter()
+                    .filter(|e| !(let_else && e == "LetElse"))
+                    .collect();
                 let mut d = Diagnostic::error(
                     span,
                     format!("expected {}, found {found}", describe_expected(&expected)),
@@ -333,6 +340,10 @@ impl<'a> ErrSrc<'a> {
                     );
                 } else if token == Token::Eq && expected.iter().any(|e| e == "\":=\"") {
                     d = d.with_note("to rebind a `var`, write `name := value`; `==` compares");
+                } else if let_else {
+                    d = d.with_note(
+                        "an `else` after `}` continues an `if`; for `let PAT = value else { .. }` with a value that ends in `}`, put the value in parentheses",
+                    );
                 } else if token == Token::Else {
                     d = d.with_note("`else` must be on the same line as the `}` before it");
                 } else if token == Token::Colon
