@@ -85,13 +85,7 @@ impl<'a> Cx<'a> {
         let ast::StmtKind::Let { pat, ty, init, .. } = &s.kind else {
             return self.missing(s.span);
         };
-        let expected = match ty {
-            Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
-            None => self.table.fresh(),
-        };
-        let before = self.diags.len();
-        let init_id = self.expr_expect(init, &expected, "this `let`");
-        self.label_new(before, ty.as_ref().map(|t| t.span), "the annotation");
+        let (init_id, expected) = self.let_init(ty.as_ref(), init);
         // The `else` block does not see the pattern's names.
         let (e_id, e_ty) = self.block(els, true);
         if !matches!(self.table.shallow(&e_ty), T::Never | T::Error) {
@@ -124,18 +118,25 @@ impl<'a> Cx<'a> {
         (id, r_ty)
     }
 
+    /// A `let`'s initialiser, checked against its annotation if any; the
+    /// type is the one the pattern gets.
+    fn let_init(&mut self, ty: Option<&ast::TypeRef>, init: &ast::Expr) -> (ExprId, T) {
+        let expected = match ty {
+            Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
+            None => self.table.fresh(),
+        };
+        let before = self.diags.len();
+        let init_id = self.expr_expect(init, &expected, "this `let`");
+        self.label_new(before, ty.map(|t| t.span), "the annotation");
+        (init_id, expected)
+    }
+
     /// Lowers a statement; the flag says it is an expression that never
     /// finishes (`return`, `trap(..)`).
     pub(super) fn stmt(&mut self, s: &ast::Stmt) -> (StmtId, bool) {
         match &s.kind {
             ast::StmtKind::Let { pat, ty, init, .. } => {
-                let expected = match ty {
-                    Some(t) => T::from_ir(&self.resolver.lower(t, &mut self.diags)),
-                    None => self.table.fresh(),
-                };
-                let before = self.diags.len();
-                let init_id = self.expr_expect(init, &expected, "this `let`");
-                self.label_new(before, ty.as_ref().map(|t| t.span), "the annotation");
+                let (init_id, expected) = self.let_init(ty.as_ref(), init);
                 let pat_id = self.irrefutable(pat, &expected, LocalKind::Let);
                 if let (ast::PatKind::Bind(_), Some(h)) = (&pat.kind, init_hint(init)) {
                     if let PatKind::Bind(l) = self.body.pats[pat_id].kind {
