@@ -1,7 +1,7 @@
 //! Blocks, statements (bindings, assignments, drops, loops), `if`,
 //! `match` and patterns.
 
-use super::{ba, flags, Iter, Lowerer, Site, Vals};
+use super::{ba, flags, Iter, Lowerer, Next, Site, Vals};
 use crate::layout::{elem_of, offsets, words};
 use crate::rtfns::F;
 use ::ir::{
@@ -139,30 +139,49 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             Iter::Range(lo, hi) => (*lo, *hi),
             Iter::List(_, len, _) => (self.iconst(0), *len),
         };
+        self.counted_loop(
+            start,
+            |s, iv, exit| {
+                s.leave_unless(IntCC::SignedLessThan, iv, end, exit);
+                match &it {
+                    Iter::Range(..) => vec![iv],
+                    Iter::List(p, _, ety) => s.elem_at(*p, iv, ety),
+                }
+            },
+            |s, _, item, next| {
+                s.bind(pat, &item);
+                s.loops.push((next.latch, next.exit));
+                let r = s.expr(body);
+                s.loops.pop();
+                r.is_some()
+            },
+        );
+        Some(())
+    }
+
+    /// One loop with a counter `i` from `start`, step 1. In the head,
+    /// `pull(self, i, exit)` branches to `exit` when nothing is left and
+    /// gives the element in the block that goes on; `body(self, i, elem,
+    /// next)` runs it and says whether its end is reachable (it may jump to
+    /// `next.latch` to go on or to `next.exit` to stop early). The builder
+    /// ends in the exit block. `each`, `each_piece` and `for` share it.
+    pub(super) fn counted_loop(
+        &mut self,
+        start: Value,
+        pull: impl FnOnce(&mut Self, Value, clif::Block) -> Vals,
+        body: impl FnOnce(&mut Self, Value, Vals, Next) -> bool,
+    ) {
         let i = self.b.declare_var(I64);
         self.b.def_var(i, start);
         let head = self.b.create_block();
-        let inner = self.b.create_block();
         let latch = self.b.create_block();
         let exit = self.b.create_block();
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(head);
         let iv = self.b.use_var(i);
-        let c = self.b.ins().icmp(IntCC::SignedLessThan, iv, end);
-        self.b.ins().brif(c, inner, &[], exit, &[]);
-        self.b.switch_to_block(inner);
-        let item = match &it {
-            Iter::Range(..) => vec![iv],
-            Iter::List(p, _, ety) => {
-                let ety = ety.clone();
-                self.elem_at(*p, iv, &ety)
-            }
-        };
-        self.bind(pat, &item);
-        self.loops.push((latch, exit));
-        let r = self.expr(body);
-        self.loops.pop();
-        if r.is_some() {
+        let elem = pull(self, iv, exit);
+        let iv = self.b.use_var(i);
+        if body(self, iv, elem, Next { latch, exit }) {
             self.b.ins().jump(latch, &[]);
         }
         self.b.switch_to_block(latch);
@@ -171,7 +190,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         self.b.def_var(i, next);
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
-        Some(())
+    }
+
+    /// Goes on in a new block when `a cc b`, and to `exit` otherwise.
+    pub(super) fn leave_unless(&mut self, cc: IntCC, a: Value, b: Value, exit: clif::Block) {
+        let c = self.b.ins().icmp(cc, a, b);
+        let go_on = self.b.create_block();
+        self.b.ins().brif(c, go_on, &[], exit, &[]);
+        self.b.switch_to_block(go_on);
     }
 
     /// Binds an irrefutable pattern (let, for, lambda-free positions).

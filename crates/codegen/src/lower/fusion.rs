@@ -9,7 +9,7 @@
 use super::{Lowerer, Vals};
 use crate::rtfns::F;
 use ::ir::{ExprId, ExprKind, Method};
-use cranelift_codegen::ir::{condcodes::IntCC, types::I64, InstBuilder, Value};
+use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, Value};
 
 /// The source the next `each` runs over instead of a list.
 #[derive(Clone)]
@@ -105,29 +105,24 @@ impl Lowerer<'_, '_, '_> {
 
     /// Runs `body(self, i, piece)` for each piece, cut one at a time into a
     /// cursor on the stack; the same contract as `each`.
-    pub(super) fn each_piece(&mut self, p: Pieces, mut body: impl FnMut(&mut Self, Value, Vals)) {
+    pub(super) fn each_piece(&mut self, p: Pieces, body: impl FnOnce(&mut Self, Value, Vals)) {
         let zero = self.iconst(0);
         let cursor = self.spill(&[zero]);
-        let i = self.b.declare_var(I64);
-        self.b.def_var(i, zero);
-        let head = self.b.create_block();
-        let inner = self.b.create_block();
-        let exit = self.b.create_block();
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(head);
         let mut args = self.piece_args(&p);
         args.push(cursor);
-        let piece = self.rt(F::sspur_piece_next, &args);
-        // No piece left: the helper answers a pointer no string has.
-        let done = self.b.ins().icmp_imm_s(IntCC::Equal, piece[0], -1);
-        self.b.ins().brif(done, exit, &[], inner, &[]);
-        self.b.switch_to_block(inner);
-        let iv = self.b.use_var(i);
-        body(self, iv, piece);
-        let iv = self.b.use_var(i);
-        let next = self.b.ins().iadd_imm_s(iv, 1);
-        self.b.def_var(i, next);
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(exit);
+        self.counted_loop(
+            zero,
+            |s, _, exit| {
+                let piece = s.rt(F::sspur_piece_next, &args);
+                // No piece left: the helper answers a pointer no string has.
+                let none = s.iconst(-1);
+                s.leave_unless(IntCC::NotEqual, piece[0], none, exit);
+                piece
+            },
+            |s, iv, piece, _| {
+                body(s, iv, piece);
+                true
+            },
+        );
     }
 }

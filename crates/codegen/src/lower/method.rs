@@ -35,35 +35,28 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         p: Value,
         len: Value,
         ety: &Ty,
-        mut body: impl FnMut(&mut Self, Value, Vals),
+        body: impl FnOnce(&mut Self, Value, Vals),
     ) {
         let range_lo = match self.fused_src.take() {
             Some(Src::Pieces(pieces)) => return self.each_piece(pieces, body),
             Some(Src::Range(lo)) => Some(lo),
             None => None,
         };
-        let i = self.b.declare_var(I64);
         let zero = self.iconst(0);
-        self.b.def_var(i, zero);
-        let head = self.b.create_block();
-        let inner = self.b.create_block();
-        let exit = self.b.create_block();
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(head);
-        let iv = self.b.use_var(i);
-        let c = self.b.ins().icmp(IntCC::SignedLessThan, iv, len);
-        self.b.ins().brif(c, inner, &[], exit, &[]);
-        self.b.switch_to_block(inner);
-        let elem = match range_lo {
-            Some(lo) => vec![self.b.ins().iadd(lo, iv)],
-            None => self.elem_at(p, iv, ety),
-        };
-        body(self, iv, elem);
-        let iv = self.b.use_var(i);
-        let next = self.b.ins().iadd_imm_s(iv, 1);
-        self.b.def_var(i, next);
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(exit);
+        self.counted_loop(
+            zero,
+            |s, iv, exit| {
+                s.leave_unless(IntCC::SignedLessThan, iv, len, exit);
+                match range_lo {
+                    Some(lo) => vec![s.b.ins().iadd(lo, iv)],
+                    None => s.elem_at(p, iv, ety),
+                }
+            },
+            |s, iv, elem, _| {
+                body(s, iv, elem);
+                true
+            },
+        );
     }
 
     pub(super) fn fn_ret(fty: &Ty) -> Ty {

@@ -171,6 +171,14 @@ enum Iter {
     List(Value, Value, Ty),
 }
 
+/// Where a loop body goes next: `latch` for the next element, `exit` to
+/// leave the loop.
+#[derive(Clone, Copy)]
+struct Next {
+    latch: clif::Block,
+    exit: clif::Block,
+}
+
 pub struct Lowerer<'a, 'm, 'f> {
     pub sh: &'a mut Shared<'m>,
     pub prog: &'a Program,
