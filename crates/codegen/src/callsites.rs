@@ -4,7 +4,7 @@
 //! closure, and the closure calls of a method such as `map`) a Cranelift
 //! source location: an index into [`Calls::list`], which holds the call's
 //! position and, for a direct call, the function it calls. After each
-//! function is compiled, [`Calls::record`] reads its call instructions'
+//! function is compiled, [`call_returns`] reads its call instructions'
 //! return addresses (`call_sites`) and the source location of each
 //! (`get_srclocs_sorted`); once the module is finalized, [`Calls::table`]
 //! turns them into the runtime's table of absolute addresses, with each
@@ -19,7 +19,7 @@ use cranelift_module::FuncId;
 use ir::{ExprId, FnId, Program};
 
 /// What a compiled function is.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Code {
     Fn(FnId),
     /// A lambda: the function it is written in and its expression.
@@ -49,31 +49,28 @@ pub struct Calls {
 /// index of the Sspur call it is (`None`: a runtime helper's call).
 pub type CallRet = (u32, Option<u32>);
 
-impl Calls {
-    /// Records the call instructions of `id`, just compiled into `cc`.
-    pub fn record(&mut self, id: FuncId, code: Code, cc: Option<&CompiledCode>) {
-        let Some(cc) = cc else { return };
-        let locs = cc.buffer.get_srclocs_sorted();
-        let calls = cc
-            .buffer
-            .call_sites()
-            .map(|s| {
-                // The range holding the call instruction (its last byte).
-                let at = s.ret_addr.saturating_sub(1);
-                let i = locs.partition_point(|l| l.start <= at);
-                let mark = i
-                    .checked_sub(1)
-                    .map(|i| &locs[i])
-                    .filter(|l| at < l.end && !l.loc.is_default())
-                    .map(|l| l.loc.bits())
-                    .filter(|&b| (b as usize) < self.list.len());
-                (s.ret_addr, mark)
-            })
-            .collect();
-        let size = cc.code_info().total_size;
-        self.funcs.push((id, code, size, calls));
-    }
+/// The call instructions of a function just compiled into `cc`, whose
+/// marks are below `marks` (the calls marked when it was lowered).
+pub fn call_returns(cc: &CompiledCode, marks: usize) -> Vec<CallRet> {
+    let locs = cc.buffer.get_srclocs_sorted();
+    cc.buffer
+        .call_sites()
+        .map(|s| {
+            // The range holding the call instruction (its last byte).
+            let at = s.ret_addr.saturating_sub(1);
+            let i = locs.partition_point(|l| l.start <= at);
+            let mark = i
+                .checked_sub(1)
+                .map(|i| &locs[i])
+                .filter(|l| at < l.end && !l.loc.is_default())
+                .map(|l| l.loc.bits())
+                .filter(|&b| (b as usize) < marks);
+            (s.ret_addr, mark)
+        })
+        .collect()
+}
 
+impl Calls {
     /// The runtime's table, once `module` is finalized; `entry` is the
     /// trampoline that calls `main`.
     pub fn table(

@@ -7,6 +7,8 @@
 //! - [`lower`]: IR to Cranelift IR, one function or lambda at a time.
 //! - [`overflow`]: turning a fault in the program thread's stack guard into
 //!   the `stack overflow` trap.
+//! - `parallel`: Cranelift's compilation of the lowered functions on one
+//!   worker thread per core; the module is linked on the calling thread.
 //!
 //! The program runs on its own thread with a 1 GiB stack; the runtime is
 //! initialised on that thread, so the collector scans the right stack.
@@ -30,10 +32,11 @@ pub mod callsites;
 pub mod layout;
 pub mod lower;
 mod overflow;
+mod parallel;
 pub mod rtfns;
 
 use callsites::Code;
-use cranelift_codegen::ir::InstBuilder;
+use cranelift_codegen::ir::{Function, InstBuilder, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, FuncId, Linkage, Module};
@@ -84,6 +87,48 @@ struct Compiled {
     times: Vec<(&'static str, Duration)>,
 }
 
+/// A function to lower into, named by its module id.
+fn new_func(id: FuncId, sig: cranelift_codegen::ir::Signature) -> Function {
+    Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig)
+}
+
+/// Where lowered functions go besides the pool: the compiled functions'
+/// table and, for `emit clif`, the text.
+struct Out<'a> {
+    funcs: &'a mut Vec<(FuncId, ir::FnId, u32)>,
+    clif: Option<&'a mut String>,
+}
+
+impl Out<'_> {
+    /// Hands a lowered function to the workers (after printing it, for
+    /// `emit clif`).
+    fn submit(
+        &mut self,
+        sh: &mut Shared,
+        pool: &mut parallel::Pool,
+        func: Function,
+        id: FuncId,
+        owner: ir::FnId,
+        code: Code,
+    ) -> Result<(), String> {
+        if let Some(clif) = self.clif.as_deref_mut() {
+            let name = sh
+                .module
+                .declarations()
+                .get_function_decl(id)
+                .linkage_name(id)
+                .into_owned();
+            clif.push_str(&format!("; {name}\n{}\n", func.display()));
+        }
+        let mut defined = parallel::Defined {
+            module: &mut *sh.module,
+            funcs: &mut *self.funcs,
+            calls: &mut sh.calls,
+        };
+        pool.submit(&mut defined, id, owner, code, func)
+    }
+}
+
 fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     let mut fb = settings::builder();
     let set = |fb: &mut settings::Builder, k: &str, v: &str| {
@@ -106,9 +151,11 @@ fn compile(
     path: &str,
     drops: bool,
     want_clif: bool,
+    workers: usize,
 ) -> Result<Compiled, String> {
     let t0 = Instant::now();
     let isa = isa()?;
+    let worker_isa = isa.clone();
     let call_conv = isa.default_call_conv();
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     let all = rtfns::all();
@@ -189,107 +236,101 @@ fn compile(
             ..Default::default()
         },
     };
-    let mut ctx = sh.module.make_context();
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
     let mut funcs = Vec::new();
     let mut clif = String::new();
     let mut lower_time = Duration::ZERO;
-    let mut emit_time = Duration::ZERO;
-    let define = |sh: &mut Shared,
-                  ctx: &mut cranelift_codegen::Context,
-                  id: FuncId,
-                  owner: ir::FnId,
-                  code: Code,
-                  funcs: &mut Vec<(FuncId, ir::FnId, u32)>,
-                  clif: &mut String,
-                  lowered: Instant,
-                  lower_time: &mut Duration,
-                  emit_time: &mut Duration|
-     -> Result<(), String> {
-        *lower_time += lowered.elapsed();
-        ctx.func.name = cranelift_codegen::ir::UserFuncName::user(0, id.as_u32());
-        if want_clif {
-            let name = sh
-                .module
-                .declarations()
-                .get_function_decl(id)
-                .linkage_name(id)
-                .into_owned();
-            clif.push_str(&format!("; {name}\n{}\n", ctx.func.display()));
-        }
-        let t = Instant::now();
-        sh.module
-            .define_function(id, ctx)
-            .map_err(|e| format!("{e:?}"))?;
-        let size = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
-        funcs.push((id, owner, size));
-        sh.calls.record(id, code, ctx.compiled_code());
-        sh.module.clear_context(ctx);
-        *emit_time += t.elapsed();
-        Ok(())
+    let mut entry = None;
+    let mut wrappers = Vec::new();
+    let started = Instant::now();
+    let mut out = Out {
+        funcs: &mut funcs,
+        clif: want_clif.then_some(&mut clif),
     };
-    for (i, (fid, sig)) in program.items.fns.iter().enumerate() {
-        let t = Instant::now();
-        let ptys: Vec<ir::Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
-        ctx.func.signature = signature(call_conv, false, &ptys, &sig.ret);
-        let b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Lowerer::new(&mut sh, program, fid, b, &sig.ret).function();
-        define(
-            &mut sh,
-            &mut ctx,
-            fns[i],
-            fid,
-            Code::Fn(fid),
-            &mut funcs,
-            &mut clif,
-            t,
-            &mut lower_time,
-            &mut emit_time,
-        )?;
-        // Lambdas found so far (and the lambdas inside them).
-        while let Some(l) = sh.lambdas.pop() {
+    parallel::with_pool(&*worker_isa, workers, |pool| {
+        for (i, (fid, sig)) in program.items.fns.iter().enumerate() {
             let t = Instant::now();
-            let body = program.body(l.owner);
-            let (ps, r) = lower::lambda_sig(body, l.expr);
-            ctx.func.signature = signature(call_conv, true, &ps, &r);
-            let b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
-            Lowerer::new(&mut sh, program, l.owner, b, &r).lambda(l.expr);
-            define(
-                &mut sh,
-                &mut ctx,
-                l.id,
-                l.owner,
-                Code::Lambda(l.owner, l.expr),
-                &mut funcs,
-                &mut clif,
-                t,
-                &mut lower_time,
-                &mut emit_time,
-            )?;
+            let ptys: Vec<ir::Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
+            let mut func = new_func(fns[i], signature(call_conv, false, &ptys, &sig.ret));
+            let b = cranelift_frontend::FunctionBuilder::new(&mut func, &mut fctx);
+            Lowerer::new(&mut sh, program, fid, b, &sig.ret).function();
+            lower_time += t.elapsed();
+            out.submit(&mut sh, pool, func, fns[i], fid, Code::Fn(fid))?;
+            // Lambdas found so far (and the lambdas inside them).
+            while let Some(l) = sh.lambdas.pop() {
+                let t = Instant::now();
+                let body = program.body(l.owner);
+                let (ps, r) = lower::lambda_sig(body, l.expr);
+                let mut func = new_func(l.id, signature(call_conv, true, &ps, &r));
+                let b = cranelift_frontend::FunctionBuilder::new(&mut func, &mut fctx);
+                Lowerer::new(&mut sh, program, l.owner, b, &r).lambda(l.expr);
+                lower_time += t.elapsed();
+                let code = Code::Lambda(l.owner, l.expr);
+                out.submit(&mut sh, pool, func, l.id, l.owner, code)?;
+            }
         }
-    }
-    let wrappers = std::mem::take(&mut sh.wrappers);
-    for &(f, wid) in &wrappers {
-        let t = Instant::now();
-        let sig = &program.items.fns[f];
-        let ptys: Vec<ir::Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
-        ctx.func.signature = signature(call_conv, true, &ptys, &sig.ret);
-        let b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let target = sh.fns[f.into_raw().into_u32() as usize];
-        lower::wrapper(&mut sh, b, target);
-        define(
-            &mut sh,
-            &mut ctx,
-            wid,
-            f,
-            Code::Wrapper,
-            &mut funcs,
-            &mut clif,
-            t,
-            &mut lower_time,
-            &mut emit_time,
-        )?;
-    }
+        wrappers = std::mem::take(&mut sh.wrappers);
+        for &(f, wid) in &wrappers {
+            let t = Instant::now();
+            let sig = &program.items.fns[f];
+            let ptys: Vec<ir::Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
+            let mut func = new_func(wid, signature(call_conv, true, &ptys, &sig.ret));
+            let b = cranelift_frontend::FunctionBuilder::new(&mut func, &mut fctx);
+            let target = sh.fns[f.into_raw().into_u32() as usize];
+            lower::wrapper(&mut sh, b, target);
+            lower_time += t.elapsed();
+            out.submit(&mut sh, pool, func, wid, f, Code::Wrapper)?;
+        }
+        // The entry trampoline `() -> main()`: main's frame record then
+        // holds a known return address, where a call chain ends.
+        let main_id = program
+            .main()
+            .map(|m| (m, fns[m.into_raw().into_u32() as usize]));
+        let main_sig = main_id
+            .map(|(_, id)| {
+                sh.module
+                    .declarations()
+                    .get_function_decl(id)
+                    .signature
+                    .clone()
+            })
+            .filter(|s| s.params.is_empty());
+        if let (Some((m, main_id)), Some(_), false) = (main_id, main_sig, want_clif) {
+            let mut sig = sh.module.make_signature();
+            sig.returns.push(cranelift_codegen::ir::AbiParam::new(
+                cranelift_codegen::ir::types::I64,
+            ));
+            let id = sh
+                .module
+                .declare_function("sspur_entry", Linkage::Local, &sig)
+                .map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            let mut func = new_func(id, sig);
+            let mut b = cranelift_frontend::FunctionBuilder::new(&mut func, &mut fctx);
+            let block = b.create_block();
+            b.switch_to_block(block);
+            let r = sh.module.declare_func_in_func(main_id, b.func);
+            let call = b.ins().call(r, &[]);
+            let first = b.inst_results(call).first().copied();
+            let v = match first {
+                Some(v) => v,
+                None => b.ins().iconst(cranelift_codegen::ir::types::I64, 0),
+            };
+            b.ins().return_(&[v]);
+            b.seal_all_blocks();
+            b.finalize(sh.module.target_config());
+            lower_time += t.elapsed();
+            out.submit(&mut sh, pool, func, id, m, Code::Entry)?;
+            entry = Some(id);
+        }
+        pool.finish(&mut parallel::Defined {
+            module: &mut *sh.module,
+            funcs: &mut *out.funcs,
+            calls: &mut sh.calls,
+        })
+    })?;
+    // Wall time of the functions' compilation not spent lowering them.
+    let emit_time = started.elapsed().saturating_sub(lower_time);
     for (f, did) in sh.fn_values.clone() {
         let Some(&(_, wid)) = wrappers.iter().find(|(g, _)| *g == f) else {
             continue;
@@ -299,60 +340,6 @@ fn compile(
         let r = sh.module.declare_func_in_data(wid, &mut dd);
         dd.write_function_addr(0, r);
         sh.module.define_data(did, &dd).map_err(|e| e.to_string())?;
-    }
-    // The entry trampoline `() -> main()`: main's frame record then
-    // holds a known return address, where a call chain ends.
-    let mut entry = None;
-    let main_id = program
-        .main()
-        .map(|m| (m, fns[m.into_raw().into_u32() as usize]));
-    let main_sig = main_id
-        .map(|(_, id)| {
-            sh.module
-                .declarations()
-                .get_function_decl(id)
-                .signature
-                .clone()
-        })
-        .filter(|s| s.params.is_empty());
-    if let (Some((m, main_id)), Some(_), false) = (main_id, main_sig, want_clif) {
-        let mut sig = sh.module.make_signature();
-        sig.returns.push(cranelift_codegen::ir::AbiParam::new(
-            cranelift_codegen::ir::types::I64,
-        ));
-        let id = sh
-            .module
-            .declare_function("sspur_entry", Linkage::Local, &sig)
-            .map_err(|e| e.to_string())?;
-        let t = Instant::now();
-        ctx.func.signature = sig;
-        let mut b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        let block = b.create_block();
-        b.switch_to_block(block);
-        let r = sh.module.declare_func_in_func(main_id, b.func);
-        let call = b.ins().call(r, &[]);
-        let first = b.inst_results(call).first().copied();
-        let v = match first {
-            Some(v) => v,
-            None => b.ins().iconst(cranelift_codegen::ir::types::I64, 0),
-        };
-        b.ins().return_(&[v]);
-        b.seal_all_blocks();
-        b.finalize(sh.module.target_config());
-        let owner = m;
-        define(
-            &mut sh,
-            &mut ctx,
-            id,
-            owner,
-            Code::Entry,
-            &mut funcs,
-            &mut clif,
-            t,
-            &mut lower_time,
-            &mut emit_time,
-        )?;
-        entry = Some(id);
     }
     if want_clif {
         clif = name_functions(&clif, sh.module);
@@ -417,7 +404,7 @@ fn site_names(sites: &[lower::Site], named: &HashMap<(FnId, ExprId, bool), Strin
 
 /// The Cranelift IR of every function of the program, as text.
 pub fn emit_clif(program: &Program) -> String {
-    match compile(program, "", true, true) {
+    match compile(program, "", true, true, parallel::workers()) {
         Ok(c) => c.clif,
         Err(e) => format!("; error: {e}\n"),
     }
@@ -437,7 +424,7 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
     // Read the mode without initialising the runtime here: it must be
     // initialised on the program thread, whose stack the collector scans.
     let drops = rt::Settings::from_env().map_or(true, |s| s.mem != rt::MemMode::Gc);
-    let compiled = match compile(program, &opts.path, drops, false) {
+    let compiled = match compile(program, &opts.path, drops, false, parallel::workers()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("sspur: native code generation failed: {e}");
@@ -513,4 +500,50 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
     // The module owns the code; keep it alive until the thread is done.
     drop(compiled);
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What trap positions and call chains depend on: every compiled
+    /// function's id, owner and size, its calls' return offsets and marks,
+    /// and the marked calls.
+    type Layout = (
+        Vec<(FuncId, FnId, u32)>,
+        Vec<(FuncId, Code, u32, Vec<callsites::CallRet>)>,
+        Vec<(u32, Option<FuncId>)>,
+    );
+
+    fn layout(program: &Program, workers: usize) -> Layout {
+        let c = compile(program, "t.ssp", true, false, workers).expect("compiles");
+        (c.funcs, c.calls.funcs, c.calls.list)
+    }
+
+    /// Workers finish in any order, but the module gets the functions in
+    /// the order they were lowered, and each function's code does not
+    /// depend on the thread that compiled it.
+    #[test]
+    fn parallel_code_is_the_serial_code() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .expect("tests/programs")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "ssp"))
+            .collect();
+        files.sort();
+        let mut compared = 0;
+        for file in files {
+            let src = std::fs::read_to_string(&file).expect("readable");
+            let Ok(checked) = check::check_source(&src) else {
+                continue;
+            };
+            let program = ownership::analyze(&checked).program;
+            let serial = layout(&program, 1);
+            assert!(!serial.0.is_empty(), "{}: nothing compiled", file.display());
+            assert_eq!(serial, layout(&program, 3), "{}", file.display());
+            compared += 1;
+        }
+        assert!(compared > 50, "only {compared} programs compared");
+    }
 }
