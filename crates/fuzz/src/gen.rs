@@ -1492,7 +1492,14 @@ impl Gen {
                 let i = self.small_int(depth - 1);
                 if self.rng.chance(50) {
                     let got = Expr::method(Ty::opt(t.clone()), xs, "get", vec![i]);
-                    Some(self.unwrap_opt(got, t, d))
+                    Some(match self.rng.below(20) {
+                        0..=11 => self.unwrap_opt(got, t, d),
+                        12..=18 => Expr::method(t.clone(), got, "unwrap_or", vec![d]),
+                        _ => {
+                            self.tag("trap");
+                            Expr::method(t.clone(), got, "unwrap", vec![])
+                        }
+                    })
                 } else if self.rng.chance(4) {
                     self.tag("trap");
                     Some(Expr::new(t.clone(), Kind::Index(Box::new(xs), Box::new(i))))
@@ -2039,7 +2046,7 @@ impl Gen {
                     Expr::method(Ty::Int, f, "to_int", vec![])
                 }
             },
-            Ty::Bool => match self.rng.below(9) {
+            Ty::Bool => match self.rng.below(10) {
                 0 => {
                     let op = self.rng.word(&["<", "<=", ">", ">=", "==", "!="]);
                     let a = self.expr(&Ty::Int, d, Ctx::Free);
@@ -2096,6 +2103,12 @@ impl Gen {
                     let p = self.lambda(&[et], &Ty::Bool);
                     let m = self.rng.word(&["any", "all"]);
                     Expr::method(Ty::Bool, xs, m, vec![p])
+                }
+                8 => {
+                    let x = self.pick_ty(false);
+                    let o = self.expr(&Ty::opt(x), d, Ctx::Free);
+                    let m = self.rng.word(&["is_some", "is_none"]);
+                    Expr::method(Ty::Bool, o, m, vec![])
                 }
                 7 => {
                     let a = self.expr(&Ty::Bool, d, Ctx::Free);
@@ -2281,7 +2294,7 @@ impl Gen {
             }
             Ty::Opt(e) => {
                 let e = (**e).clone();
-                match self.rng.below(6) {
+                match self.rng.below(9) {
                     0 => {
                         let x = self.expr(&e, d, ctx);
                         Expr::new(t.clone(), Kind::Ctor("Some".into(), vec![x]))
@@ -2307,6 +2320,37 @@ impl Gen {
                         let s = self.expr(&Ty::Str, d, Ctx::Free);
                         let a = self.expr(&Ty::Str, d.min(1), Ctx::Free);
                         Expr::method(t.clone(), s, "find", vec![a])
+                    }
+                    5 | 6 => {
+                        // An option transformed: map, or and_then into another option.
+                        let x = if self.rng.chance(50) {
+                            Ty::Int
+                        } else {
+                            Ty::Str
+                        };
+                        let o = self.expr(&Ty::opt(x.clone()), d, Ctx::Free);
+                        if self.rng.chance(50) {
+                            let f = self.lambda(std::slice::from_ref(&x), &e);
+                            Expr::method(t.clone(), o, "map", vec![f])
+                        } else {
+                            let f = self.lambda(std::slice::from_ref(&x), t);
+                            Expr::method(t.clone(), o, "and_then", vec![f])
+                        }
+                    }
+                    7 if e == Ty::Int || e == Ty::F64 => {
+                        // A parse that fails without a trap; half the time of a number's text.
+                        let s = if self.rng.chance(50) {
+                            let n = self.leaf(&e, Ctx::Free);
+                            Expr::new(Ty::Str, Kind::Interp(vec![Part::Hole(n)]))
+                        } else {
+                            self.expr(&Ty::Str, d, Ctx::Free)
+                        };
+                        let m = if e == Ty::Int {
+                            "parse_int"
+                        } else {
+                            "parse_f64"
+                        };
+                        Expr::method(t.clone(), s, m, vec![])
                     }
                     _ => self.simple(t, ctx),
                 }
