@@ -41,6 +41,8 @@ pub const SHAPES: &[&str] = &[
     "tree_rebuild",
     "nested_pattern",
     "match_option",
+    "if_let",
+    "let_else",
     "match_literal",
     "early_return",
     "trap",
@@ -649,23 +651,24 @@ impl Gen {
         let nested_ok = self.repeated < 2 && self.budget > 0;
         let can_return = self.in_lambda == 0 && self.current.is_some();
         let w = [
-            14,                                  // 0 let fresh
-            6,                                   // 1 var
-            5,                                   // 2 alias
-            10,                                  // 3 print
-            if nested_ok { 7 } else { 0 },       // 4 for
-            if nested_ok { 2 } else { 0 },       // 5 while
-            if self.budget > 0 { 4 } else { 0 }, // 6 if
-            8,                                   // 7 assign / update
-            4,                                   // 8 store
-            2,                                   // 9 let tuple
-            1,                                   // 10 log
-            1,                                   // 11 trap
-            3,                                   // 12 call as statement
-            if in_loop { 2 } else { 0 },         // 13 break / continue
-            if can_return { 1 } else { 0 },      // 14 early return
-            if self.budget > 0 { 3 } else { 0 }, // 15 match statement
-            3,                                   // 16 map put
+            14,                                        // 0 let fresh
+            6,                                         // 1 var
+            5,                                         // 2 alias
+            10,                                        // 3 print
+            if nested_ok { 7 } else { 0 },             // 4 for
+            if nested_ok { 2 } else { 0 },             // 5 while
+            if self.budget > 0 { 4 } else { 0 },       // 6 if
+            8,                                         // 7 assign / update
+            4,                                         // 8 store
+            2,                                         // 9 let tuple
+            1,                                         // 10 log
+            1,                                         // 11 trap
+            3,                                         // 12 call as statement
+            if in_loop { 2 } else { 0 },               // 13 break / continue
+            if can_return { 1 } else { 0 },            // 14 early return
+            if self.budget > 0 { 3 } else { 0 },       // 15 match statement
+            3,                                         // 16 map put
+            if in_loop || can_return { 2 } else { 0 }, // 17 let ... else
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -819,8 +822,44 @@ impl Gen {
                 let m = self.match_expr(scrut, &Ty::Unit, Ctx::Free, 1);
                 out.push(Stmt::Expr(m));
             }
-            _ => self.map_put_stmt(out),
+            16 => self.map_put_stmt(out),
+            _ => self.let_else_stmt(out, in_loop, can_return),
         }
+    }
+
+    /// `let Some(x) = opt else { .. }`, the else block leaving the loop
+    /// iteration or the function (early, with a value of its own).
+    fn let_else_stmt(&mut self, out: &mut Vec<Stmt>, in_loop: bool, can_return: bool) {
+        self.tag("let_else");
+        let t = self.pick_ty(false);
+        let init = self.expr(&Ty::opt(t.clone()), 2, Ctx::Free);
+        let ret = self.current.as_ref().map(|s| s.ret.clone());
+        let leave = match ret {
+            Some(ret) if can_return && (!in_loop || self.rng.chance(30)) => {
+                let value = if ret == Ty::Unit {
+                    None
+                } else {
+                    Some(self.expr(&ret, 2, Ctx::Decided))
+                };
+                Stmt::Return(value)
+            }
+            _ if self.rng.chance(50) => Stmt::Break,
+            _ => Stmt::Continue,
+        };
+        let mut stmts = Vec::new();
+        if self.rng.chance(40) {
+            let e = self.interp(1);
+            stmts.push(print(e));
+        }
+        stmts.push(leave);
+        let name = self.name("g");
+        out.push(Stmt::LetElse {
+            name: name.clone(),
+            ty: t.clone(),
+            init,
+            diverge: Block { stmts, tail: None },
+        });
+        self.bind(&name, t, false);
     }
 
     /// A statement that reads `name` (a second use when it was used
@@ -1575,8 +1614,20 @@ impl Gen {
     }
 
     fn unwrap_opt(&mut self, o: Expr, t: &Ty, d: Expr) -> Expr {
-        self.tag("match_option");
         let v = self.name("u");
+        if self.rng.chance(30) {
+            self.tag("if_let");
+            return Expr::new(
+                t.clone(),
+                Kind::IfLet(
+                    format!("Some({v})"),
+                    Box::new(o),
+                    Box::new(tail_block(Expr::var(t.clone(), &v))),
+                    Box::new(tail_block(d)),
+                ),
+            );
+        }
+        self.tag("match_option");
         let arms = vec![
             Arm {
                 pat: format!("Some({v})"),

@@ -204,6 +204,13 @@ fn renumber_block(b: &mut Block, gone: usize) {
                 renumber(ty, gone);
                 renumber_expr(init, gone);
             }
+            Stmt::LetElse {
+                ty, init, diverge, ..
+            } => {
+                renumber(ty, gone);
+                renumber_expr(init, gone);
+                renumber_block(diverge, gone);
+            }
             Stmt::LetTuple { init: e, .. }
             | Stmt::Assign { value: e, .. }
             | Stmt::Expr(e)
@@ -240,7 +247,7 @@ fn renumber_expr(e: &mut Expr, gone: usize) {
             ps.iter_mut().for_each(|(_, t)| renumber(t, gone));
             renumber_block(b, gone);
         }
-        Kind::If(c, a, b) => {
+        Kind::If(c, a, b) | Kind::IfLet(_, c, a, b) => {
             renumber_expr(c, gone);
             renumber_block(a, gone);
             renumber_block(b, gone);
@@ -261,6 +268,7 @@ fn renumber_expr(e: &mut Expr, gone: usize) {
 fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
     match &mut e.kind {
         Kind::Lit(_) | Kind::Var(_) | Kind::Lambda(..) | Kind::If(..) | Kind::Block(_) => vec![],
+        Kind::IfLet(_, s, ..) => vec![&mut **s],
         Kind::Match(s, _) => vec![&mut **s],
         Kind::Call(_, args) | Kind::RecCall(_, args) | Kind::List(args) | Kind::Tuple(args) => {
             args.iter_mut().collect()
@@ -350,6 +358,9 @@ fn replacements(p: &Program, e: &Expr) -> Vec<Expr> {
             out.push(as_expr(a));
             out.push(as_expr(b));
         }
+        // The then block may use the pattern's names: only the else block
+        // stands alone.
+        Kind::IfLet(_, _, _, b) => out.push(as_expr(b)),
         Kind::Match(_, arms) => {
             for a in arms {
                 out.push(a.body.clone());
@@ -358,6 +369,28 @@ fn replacements(p: &Program, e: &Expr) -> Vec<Expr> {
         Kind::Block(b) if b.stmts.is_empty() => {
             if let Some(t) = &b.tail {
                 out.push((**t).clone());
+            }
+        }
+        // A lambda called on the spot: its body, after a `let` per
+        // parameter.
+        Kind::CallValue(f, args) => {
+            if let Kind::Lambda(ps, body) = &f.kind {
+                let mut stmts: Vec<Stmt> = ps
+                    .iter()
+                    .zip(args)
+                    .map(|((name, ty), a)| Stmt::Let {
+                        name: name.clone(),
+                        ty: ty.clone(),
+                        mutable: false,
+                        init: a.clone(),
+                    })
+                    .collect();
+                stmts.extend(body.stmts.iter().cloned());
+                let b = Block {
+                    stmts,
+                    tail: body.tail.clone(),
+                };
+                out.push(Expr::new(e.ty.clone(), Kind::Block(Box::new(b))));
             }
         }
         _ => {}
@@ -432,17 +465,26 @@ fn walk_block(b: &mut Block, p: &Program, op: Op, cur: &mut Cursor) {
             Op::Flatten => {
                 let value = match &mut b.stmts[i] {
                     Stmt::Let { init: e, .. }
+                    | Stmt::LetTuple { init: e, .. }
+                    | Stmt::LetElse { init: e, .. }
                     | Stmt::Assign { value: e, .. }
                     | Stmt::Expr(e)
-                    | Stmt::Return(Some(e)) => Some(e),
+                    | Stmt::Return(Some(e))
+                    | Stmt::For { iter: e, .. }
+                    | Stmt::If { cond: e, .. } => Some(e),
                     _ => None,
                 };
                 if let Some(e) = value {
-                    if let Some(inner) = block_with_stmts(e) {
-                        if cur.at() {
-                            let stmts = std::mem::take(&mut inner.stmts);
-                            match inner.tail.take() {
-                                Some(t) => *e = *t,
+                    let whole = block_with_stmts(e).is_some();
+                    if let Some(inner) = first_block(e) {
+                        let Kind::Block(blk) = &mut inner.kind else {
+                            unreachable!("first_block returns a block")
+                        };
+                        // A nested block needs a value to leave behind.
+                        if (whole || blk.tail.is_some()) && cur.at() {
+                            let stmts = std::mem::take(&mut blk.stmts);
+                            match blk.tail.take() {
+                                Some(t) => *inner = *t,
                                 None => {
                                     b.stmts.remove(i);
                                 }
@@ -487,6 +529,31 @@ fn block_with_stmts(e: &mut Expr) -> Option<&mut Block> {
     }
 }
 
+/// The block with statements that `e` evaluates before anything else:
+/// `e` itself, or one found down the first-evaluated operands (a method's
+/// receiver, a binary's left side, a call's first argument). Its
+/// statements can move in front of the statement holding `e`.
+fn first_block(e: &mut Expr) -> Option<&mut Expr> {
+    if block_with_stmts(e).is_some() {
+        return Some(e);
+    }
+    let next = match &mut e.kind {
+        Kind::Method(r, ..)
+        | Kind::Bin(_, r, _)
+        | Kind::Unary(_, r)
+        | Kind::CallValue(r, _)
+        | Kind::Field(r, _)
+        | Kind::Index(r, _) => &mut **r,
+        Kind::Call(_, args)
+        | Kind::RecCall(_, args)
+        | Kind::List(args)
+        | Kind::Tuple(args)
+        | Kind::Ctor(_, args) => args.first_mut()?,
+        _ => return None,
+    };
+    first_block(next)
+}
+
 fn walk_stmt(s: &mut Stmt, p: &Program, op: Op, cur: &mut Cursor) {
     match s {
         Stmt::Let { init: e, .. }
@@ -497,6 +564,10 @@ fn walk_stmt(s: &mut Stmt, p: &Program, op: Op, cur: &mut Cursor) {
         Stmt::For { iter, body, .. } => {
             walk_expr(iter, p, op, cur);
             walk_block(body, p, op, cur);
+        }
+        Stmt::LetElse { init, diverge, .. } => {
+            walk_expr(init, p, op, cur);
+            walk_block(diverge, p, op, cur);
         }
         Stmt::While { cond, body, .. } => {
             if let Some(c) = cond {
@@ -544,7 +615,7 @@ fn walk_expr(e: &mut Expr, p: &Program, op: Op, cur: &mut Cursor) {
     }
     match &mut e.kind {
         Kind::Lambda(_, b) | Kind::Block(b) => walk_block(b, p, op, cur),
-        Kind::If(c, a, b) => {
+        Kind::If(c, a, b) | Kind::IfLet(_, c, a, b) => {
             walk_expr(c, p, op, cur);
             walk_block(a, p, op, cur);
             walk_block(b, p, op, cur);

@@ -122,6 +122,14 @@ pub enum Stmt {
         then: Block,
         else_: Option<Block>,
     },
+    /// `let Some(name) = init else { diverge }`: the else block ends in
+    /// `return`, `break`, `continue` or a trap.
+    LetElse {
+        name: String,
+        ty: Ty,
+        init: Expr,
+        diverge: Block,
+    },
     Return(Option<Expr>),
     Break,
     Continue,
@@ -170,6 +178,8 @@ pub enum Kind {
     Interp(Vec<Part>),
     Lambda(Vec<(String, Ty)>, Box<Block>),
     If(Box<Expr>, Box<Block>, Box<Block>),
+    /// `if let PAT = scrut { a } else { b }`; the pattern is rendered text.
+    IfLet(String, Box<Expr>, Box<Block>, Box<Block>),
     Match(Box<Expr>, Vec<Arm>),
     Block(Box<Block>),
     Range(Box<Expr>, Box<Expr>),
@@ -438,6 +448,16 @@ impl Renderer<'_> {
                     None => self.line(&format!("if {c} {t}")),
                 }
             }
+            Stmt::LetElse {
+                name,
+                init,
+                diverge,
+                ..
+            } => {
+                let init = self.head(init);
+                let d = self.block_text(diverge);
+                self.line(&format!("let Some({name}) = {init} else {d}"));
+            }
             Stmt::Return(None) => self.line("return"),
             Stmt::Return(Some(e)) => {
                 let e = self.expr(e);
@@ -589,6 +609,12 @@ impl Renderer<'_> {
                 let t = self.block_text(t);
                 let f = self.block_text(f);
                 format!("if {c} {t} else {f}")
+            }
+            Kind::IfLet(pat, s, t, f) => {
+                let s = self.head(s);
+                let t = self.block_text(t);
+                let f = self.block_text(f);
+                format!("if let {pat} = {s} {t} else {f}")
             }
             Kind::Match(s, arms) => {
                 let s = self.head(s);
