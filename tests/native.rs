@@ -146,8 +146,12 @@ struct Run {
 
 fn run_native(path: &str, args: &[String], stdin: &str, env: &[(&str, &str)]) -> Run {
     use std::io::Write;
+    let dir = sspur_tests::RunDir::new();
     let mut cmd = Command::new(runner());
-    cmd.arg("run").arg(path).args(args).current_dir(root());
+    cmd.arg("run")
+        .arg(path)
+        .args(dir.args(args))
+        .current_dir(root());
     for var in [
         "SSPUR_MEM",
         "SSPUR_GC_STATS",
@@ -192,9 +196,10 @@ fn run_interp(case: &Case) -> Interp {
     let text = std::fs::read_to_string(root().join(&case.path)).unwrap();
     let program = check::check_source(&text).unwrap_or_else(|_| panic!("{} checks", case.path));
     let program = ownership::analyze(&program).program;
+    let dir = sspur_tests::RunDir::new();
     let opts = interp::Options {
         path: case.path.clone(),
-        args: case.args.clone(),
+        args: dir.args(&case.args),
         stdin: Some(case.stdin.clone()),
         check_drops: true,
         oracle: false,

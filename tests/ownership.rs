@@ -164,11 +164,13 @@ fn corpus_stats() {
             freeable += c.freeable;
             freed_sites += c.freed;
             let read = |ext: &str| fs::read_to_string(p.with_extension(ext)).ok();
+            let run_dir = sspur_tests::RunDir::new();
+            let args: Vec<String> = read("args")
+                .map(|s| s.lines().map(str::to_string).collect())
+                .unwrap_or_default();
             let opts = interp::Options {
                 path: p.display().to_string(),
-                args: read("args")
-                    .map(|s| s.lines().map(str::to_string).collect())
-                    .unwrap_or_default(),
+                args: run_dir.args(&args),
                 stdin: Some(read("stdin").unwrap_or_default()),
                 check_drops: true,
                 oracle: true,

@@ -3,7 +3,8 @@
 //! stderr and the exit code with the expectations beside each program:
 //! `NAME.stdout`, `NAME.stderr` (empty if missing), `NAME.exit` (0 if
 //! missing); `NAME.stdin` is the program's stdin (empty if missing) and
-//! `NAME.args` its arguments, one per line.
+//! `NAME.args` its arguments, one per line, where `$TMP` stands for an
+//! empty directory of the run's own.
 //!
 //! Every program runs twice: as checked, and after the ownership pass with
 //! drops checked, which must not change what it prints. All failures are
@@ -96,9 +97,10 @@ fn show_line(l: &str) -> String {
 
 /// Runs `program` and describes every way it differs from `case`.
 fn compare(case: &Case, program: &ir::Program, check_drops: bool) -> Option<String> {
+    let dir = sspur_tests::RunDir::new();
     let opts = interp::Options {
         path: case.path.clone(),
-        args: case.args.clone(),
+        args: dir.args(&case.args),
         stdin: Some(case.stdin.clone()),
         check_drops,
         oracle: false,
@@ -188,14 +190,16 @@ fn corpus_oracle_bounds_drops() {
     for case in &cases() {
         let Ok(program) = checked(case) else { continue };
         let program = ownership::analyze(&program).program;
+        let dir = sspur_tests::RunDir::new();
         let opts = interp::Options {
             path: case.path.clone(),
-            args: case.args.clone(),
+            args: dir.args(&case.args),
             stdin: Some(case.stdin.clone()),
             check_drops: true,
             oracle: true,
         };
         let outcome = interp::run(&program, &opts, &mut Vec::new(), &mut Vec::new());
+        drop(dir);
         let Some(report) = outcome.oracle else {
             failures.push(format!("{}: no oracle report", case.path));
             continue;

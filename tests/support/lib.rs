@@ -126,3 +126,37 @@ pub fn stat(stderr: &str, name: &str) -> Option<u64> {
 /// with `cargo xtask`.
 #[path = "../../bench/gen.rs"]
 pub mod bench_gen;
+
+/// A fresh empty directory for one run of a corpus program, removed when
+/// dropped: a `$TMP` in a line of `NAME.args` stands for it, so programs
+/// that write files never share one between runs (the modes run at once).
+pub struct RunDir(PathBuf);
+
+impl RunDir {
+    pub fn new() -> RunDir {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!("sspur-run-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        RunDir(dir)
+    }
+
+    /// `args` with each `$TMP` replaced by this directory.
+    pub fn args(&self, args: &[String]) -> Vec<String> {
+        let dir = self.0.to_string_lossy();
+        args.iter().map(|a| a.replace("$TMP", &dir)).collect()
+    }
+}
+
+impl Default for RunDir {
+    fn default() -> RunDir {
+        RunDir::new()
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

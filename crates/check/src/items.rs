@@ -20,6 +20,11 @@ pub(crate) const BUILTIN_FNS: &[&str] = &[
     "read_stdin",
     "args",
     "trap",
+    "exit",
+    "eprint",
+    "write_file",
+    "append_file",
+    "read_lines",
 ];
 
 const BUILTIN_TYPES: &[&str] = &["Int", "F64", "Bool", "Str", "Unit", "List", "Map", "Option"];

@@ -2,7 +2,7 @@
 //! argument is one 64-bit word; results are none, one word, or a
 //! `(ptr, len)` pair returned in two registers.
 
-use rt::helpers::{list, map, str as s, text};
+use rt::helpers::{io, list, map, str as s, text};
 
 /// How many words a runtime function returns.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -220,6 +220,9 @@ rt_fns! {
     sspur_args = text::sspur_args, 1, Pair;
     sspur_read_file = text::sspur_read_file, 5, Pair;
     sspur_read_stdin = text::sspur_read_stdin, 3, Pair;
+    sspur_read_lines = io::sspur_read_lines, 3, Pair;
+    sspur_write_file = io::sspur_write_file, 6, Pair;
+    sspur_exit = io::sspur_exit, 3, Never;
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! few small Rust frames and a million-deep recursion fits the interpreter
 //! thread's stack.
 
+use rt::helpers::io::io_reason;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -29,6 +30,8 @@ pub(crate) enum Ctrl {
     Trap(String, u32),
     /// A drop-check violation or an interpreter invariant broken by the IR.
     Fatal(String),
+    /// `exit(code)` with a valid code: the program ends here.
+    Exit(i32),
 }
 
 pub(crate) type R<T> = Result<T, Box<Ctrl>>;
@@ -859,7 +862,8 @@ impl<'p> Interp<'p> {
         b: Builtin,
         vals: Vec<Value>,
     ) -> R<Value> {
-        let arg = vals.into_iter().next().unwrap_or(Value::Unit);
+        let mut vals = vals.into_iter();
+        let arg = vals.next().unwrap_or(Value::Unit);
         match b {
             Builtin::Print => {
                 let mut s = String::new();
@@ -871,12 +875,48 @@ impl<'p> Interp<'p> {
                 }
                 Ok(Value::Unit)
             }
-            Builtin::Log => {
+            Builtin::Log | Builtin::Eprint => {
                 let mut s = String::new();
                 show(&self.prog.items, &arg, &mut s);
                 s.push('\n');
+                if b == Builtin::Eprint {
+                    self.flush_out();
+                }
                 self.write_err(s);
                 Ok(Value::Unit)
+            }
+            Builtin::Exit => {
+                let code = match arg {
+                    Value::Int(c) => c,
+                    _ => return Err(type_error("exit code")),
+                };
+                match rt::helpers::io::exit_code(code) {
+                    Ok(c) => Err(Box::new(Ctrl::Exit(c))),
+                    Err(msg) => self.trap(fr, e, msg),
+                }
+            }
+            Builtin::WriteFile | Builtin::AppendFile => {
+                let (Value::Str(path), Some(Value::Str(text))) = (&arg, vals.next()) else {
+                    return Err(type_error("write_file arguments"));
+                };
+                let append = b == Builtin::AppendFile;
+                match rt::helpers::io::write_text(path.as_str(), text.as_str().as_bytes(), append) {
+                    Ok(()) => Ok(Value::None),
+                    Err(msg) => {
+                        let site = self.site(fr, e);
+                        let s = Value::Str(self.new_str(msg, site));
+                        Ok(Value::Some(Rc::new(s)))
+                    }
+                }
+            }
+            Builtin::ReadLines => {
+                let text = self.stdin_text(fr, e)?;
+                let site = self.site(fr, e);
+                let lines: Vec<Value> = text
+                    .lines()
+                    .map(|l| Value::Str(self.new_str(l.to_string(), site)))
+                    .collect();
+                Ok(Value::List(self.new_list(lines, site)))
             }
             Builtin::EmptyMap => Ok(Value::Map(Rc::new(RefCell::new(MapObj::default())))),
             Builtin::Trap => {
@@ -919,6 +959,18 @@ impl<'p> Interp<'p> {
                 }
             }
             Builtin::ReadStdin => {
+                let text = self.stdin_text(fr, e)?;
+                let site = self.site(fr, e);
+                Ok(Value::Str(self.new_str(text, site)))
+            }
+        }
+    }
+
+    /// The rest of stdin (all of it the first time, then nothing); traps
+    /// when it cannot be read or is not UTF-8.
+    fn stdin_text(&mut self, fr: &Frame<'p>, e: ExprId) -> R<String> {
+        {
+            {
                 let bytes = if self.stdin_taken {
                     Vec::new()
                 } else {
@@ -940,10 +992,7 @@ impl<'p> Interp<'p> {
                     }
                 };
                 match String::from_utf8(bytes) {
-                    Ok(text) => {
-                        let site = self.site(fr, e);
-                        Ok(Value::Str(self.new_str(text, site)))
-                    }
+                    Ok(text) => Ok(text),
                     Err(_) => self.trap(fr, e, "not valid UTF-8: stdin".into()),
                 }
             }
@@ -1349,14 +1398,6 @@ pub(crate) fn type_error(what: &str) -> Box<Ctrl> {
 }
 
 /// The reason part of an I/O error, without Rust's "(os error N)" suffix.
-fn io_reason(err: &std::io::Error) -> String {
-    let s = err.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
-
 fn compare(op: BinOp, o: std::cmp::Ordering) -> bool {
     use std::cmp::Ordering::*;
     match op {

@@ -219,6 +219,7 @@ fn run_on_this_thread(
                     EXIT_DROP_CHECK
                 }
                 Ctrl::Return(_) => 0,
+                Ctrl::Exit(code) => code,
                 Ctrl::Break | Ctrl::Continue => {
                     it.flush_out();
                     it.write_err("internal error: break or continue outside a loop\n".into());

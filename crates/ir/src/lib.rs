@@ -236,10 +236,21 @@ pub enum Builtin {
     ReadStdin,
     Args,
     Trap,
+    /// `exit(code)`: flushes stdout and ends the program (a trap outside
+    /// 0..=255).
+    Exit,
+    /// `eprint(x)`: `print` to stderr, after flushing stdout.
+    Eprint,
+    /// `write_file(path, text)` and `append_file(path, text)`: `None`, or
+    /// `Some(message)` when the file cannot be written.
+    WriteFile,
+    AppendFile,
+    /// `read_lines()`: the rest of stdin as a list of fresh strings.
+    ReadLines,
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 7] = [
+    pub const ALL: [Builtin; 12] = [
         Builtin::Print,
         Builtin::Log,
         Builtin::EmptyMap,
@@ -247,6 +258,11 @@ impl Builtin {
         Builtin::ReadStdin,
         Builtin::Args,
         Builtin::Trap,
+        Builtin::Exit,
+        Builtin::Eprint,
+        Builtin::WriteFile,
+        Builtin::AppendFile,
+        Builtin::ReadLines,
     ];
 
     /// The name as written in source.
@@ -259,6 +275,11 @@ impl Builtin {
             Builtin::ReadStdin => "read_stdin",
             Builtin::Args => "args",
             Builtin::Trap => "trap",
+            Builtin::Exit => "exit",
+            Builtin::Eprint => "eprint",
+            Builtin::WriteFile => "write_file",
+            Builtin::AppendFile => "append_file",
+            Builtin::ReadLines => "read_lines",
         }
     }
 

@@ -142,7 +142,7 @@ impl<'a> Decider<'a> {
                     Some(_) => Fresh::No(NotFresh::FnResult(*f)),
                     None => Fresh::No(NotFresh::UnknownFn),
                 },
-                Callee::Builtin(Builtin::ReadFile | Builtin::ReadStdin) => {
+                Callee::Builtin(Builtin::ReadFile | Builtin::ReadStdin | Builtin::ReadLines) => {
                     Fresh::Yes { alloc: true }
                 }
                 Callee::Builtin(b) => Fresh::No(NotFresh::BuiltinResult(*b)),
@@ -689,7 +689,7 @@ impl<'a> Decider<'a> {
 
     /// Whether the parent reading the list that is the value of `e` cannot
     /// hand out one of its elements: len, is_empty, join, contains (as the
-    /// receiver), interpolation, print, log.
+    /// receiver), interpolation, print, log, eprint.
     fn read_keeps_no_element(&self, e: ExprId) -> bool {
         let Some(p) = self.facts.exprs.get(e).and_then(|f| f.parent) else {
             return false;
@@ -700,7 +700,7 @@ impl<'a> Decider<'a> {
             } => *receiver == e && table::deep_read(*method),
             ExprKind::Interp(_) => true,
             ExprKind::Call {
-                callee: Callee::Builtin(Builtin::Print | Builtin::Log),
+                callee: Callee::Builtin(Builtin::Print | Builtin::Log | Builtin::Eprint),
                 ..
             } => true,
             _ => false,

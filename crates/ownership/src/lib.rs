@@ -33,8 +33,11 @@
 //!   would free the viewed block), as does a view stored, returned,
 //!   captured or used as a key: `explain` names where.
 //! - `match` on a value escapes it, even with only literal patterns.
-//! - `read_file` and `read_stdin` make fresh strings; `args()` does not
-//!   (the runtime may keep its list).
+//! - `read_file` and `read_stdin` make fresh strings and `read_lines` a
+//!   fresh list (its strings stay on the collector: the list is freed
+//!   shallowly); `args()` does not (the runtime may keep its list). The
+//!   option `write_file` and `append_file` return is left to the collector
+//!   like every option. Every built-in only reads its arguments.
 //! - A var escaping only in statements after its last update (e.g.
 //!   `s := s + ..` in a loop, then `s.take(3)`) still frees the values its
 //!   updates replace; only its last value stays on the collector.

@@ -439,8 +439,13 @@ impl Reporter<'_> {
             }
             ExprKind::Call { callee, .. } => match callee {
                 Callee::Builtin(
-                    b
-                    @ (Builtin::ReadFile | Builtin::ReadStdin | Builtin::Args | Builtin::EmptyMap),
+                    b @ (Builtin::ReadFile
+                    | Builtin::ReadStdin
+                    | Builtin::ReadLines
+                    | Builtin::WriteFile
+                    | Builtin::AppendFile
+                    | Builtin::Args
+                    | Builtin::EmptyMap),
                 ) => (SiteKind::Builtin(kind, *b), true),
                 Callee::Fn(g) if ex.ty.is_freeable() => (SiteKind::Call(kind, *g), false),
                 _ => return None,

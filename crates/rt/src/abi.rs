@@ -119,6 +119,13 @@ pub unsafe extern "C" fn sspur_trap(
     std::process::exit(101)
 }
 
+/// Ends the program with `code` as `main` returning would (stdout
+/// flushed, the exit reports printed), from wherever it runs.
+pub fn exit_program(code: i32) -> ! {
+    finish(rt());
+    std::process::exit(code)
+}
+
 /// Buffered stdout (flushed at finish and before a trap); stderr is written directly.
 ///
 /// # Safety

@@ -129,7 +129,7 @@ impl<'a> Cx<'a> {
     ) -> (ExprId, T) {
         let what = format!("`{name}`");
         let (ids, ret) = match b {
-            Builtin::Print | Builtin::Log => {
+            Builtin::Print | Builtin::Log | Builtin::Eprint => {
                 let p = self.table.fresh();
                 (self.args(&what, &[p], &[], args, span), T::Unit)
             }
@@ -143,6 +143,14 @@ impl<'a> Cx<'a> {
             Builtin::ReadStdin => (self.args(&what, &[], &[], args, span), T::Str),
             Builtin::Args => (self.args(&what, &[], &[], args, span), T::list(T::Str)),
             Builtin::Trap => (self.args(&what, &[T::Str], &[], args, span), T::Never),
+            Builtin::Exit => (self.args(&what, &[T::Int], &[], args, span), T::Never),
+            Builtin::WriteFile | Builtin::AppendFile => {
+                let ps = [T::Str, T::Str];
+                let names = ["path".to_string(), "text".to_string()];
+                let ids = self.args(&what, &ps, &names, args, span);
+                (ids, T::option(T::Str))
+            }
+            Builtin::ReadLines => (self.args(&what, &[], &[], args, span), T::list(T::Str)),
         };
         let k = ExprKind::Call {
             callee: Callee::Builtin(b),

@@ -502,16 +502,7 @@ impl<'a> Cx<'a> {
 }
 
 fn builtin(name: &str) -> Option<Builtin> {
-    Some(match name {
-        "print" => Builtin::Print,
-        "log" => Builtin::Log,
-        "empty_map" => Builtin::EmptyMap,
-        "read_file" => Builtin::ReadFile,
-        "read_stdin" => Builtin::ReadStdin,
-        "args" => Builtin::Args,
-        "trap" => Builtin::Trap,
-        _ => return None,
-    })
+    Builtin::from_name(name)
 }
 
 /// The initialiser text worth repeating in an annotation hint.

@@ -495,8 +495,13 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             vals.push(self.expr(*a)?);
         }
         match bi {
-            Builtin::Print | Builtin::Log => {
-                let to = self.iconst(if bi == Builtin::Print { 1 } else { 2 });
+            Builtin::Print | Builtin::Log | Builtin::Eprint => {
+                let to = match bi {
+                    Builtin::Print => 1,
+                    Builtin::Log => 2,
+                    _ => 3,
+                };
+                let to = self.iconst(to);
                 let aty = self.body[args[0]].ty.clone();
                 let v = &vals[0];
                 if aty == Ty::Str {
@@ -536,6 +541,25 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 self.rt(F::sspur_trap_msg, &[vals[0][0], vals[0][1], l, ll]);
                 self.unreachable();
                 None
+            }
+            Builtin::Exit => {
+                let (l, ll) = self.loc(e);
+                self.rt(F::sspur_exit, &[vals[0][0], l, ll]);
+                self.unreachable();
+                None
+            }
+            Builtin::ReadLines => {
+                let site = self.site(e);
+                let (l, ll) = self.loc(e);
+                Some(self.rt(F::sspur_read_lines, &[site, l, ll]))
+            }
+            Builtin::WriteFile | Builtin::AppendFile => {
+                let append = self.iconst((bi == Builtin::AppendFile) as i64);
+                let site = self.site(e);
+                let (p, t) = (&vals[0], &vals[1]);
+                let msg = self.rt(F::sspur_write_file, &[p[0], p[1], t[0], t[1], append, site]);
+                // A null message pointer is success: `None`.
+                Some(vec![self.option_of_str(e, &msg)])
             }
         }
     }

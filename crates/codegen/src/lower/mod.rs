@@ -512,6 +512,20 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         self.iconst(self.sh.tags as i64)
     }
 
+    /// `Some(s)` when the string `s`'s pointer is not null, else `None`.
+    fn option_of_str(&mut self, e: ExprId, s: &[Value]) -> Value {
+        let yes = self.b.create_block();
+        let merge = self.b.create_block();
+        self.b.append_block_param(merge, I64);
+        let none = self.none();
+        self.b.ins().brif(s[0], yes, &[], merge, &ba(&[none]));
+        self.b.switch_to_block(yes);
+        let v = self.some(e, s);
+        self.b.ins().jump(merge, &ba(&[v]));
+        self.b.switch_to_block(merge);
+        self.b.block_params(merge)[0]
+    }
+
     /// `Some(load(p))` when `p` is not null, else `None`.
     fn option_from_ptr(&mut self, e: ExprId, p: Value, vty: &Ty) -> Value {
         let found = self.b.create_block();

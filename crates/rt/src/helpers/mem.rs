@@ -68,8 +68,12 @@ pub(crate) unsafe fn out_of_memory(loc: u64, loc_len: u64) -> ! {
     unsafe { super::trap_at("out of memory", loc, loc_len) }
 }
 
-/// Writes to stdout (`to == 1`, buffered) or stderr.
+/// Writes to stdout (`to == 1`, buffered) or stderr (`to == 2`, at once;
+/// `to == 3`, `eprint`, after flushing stdout).
 pub(crate) fn write_out(to: u64, bytes: &[u8]) {
+    if to == 3 {
+        crate::abi::sspur_flush_stdout();
+    }
     // SAFETY: `bytes` is a live slice.
     unsafe {
         if to == 1 {

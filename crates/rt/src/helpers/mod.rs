@@ -5,6 +5,7 @@
 //! [`types`]. Helpers that can trap take the trap's location as a
 //! `(ptr, len)` string `path:line:col`.
 
+pub mod io;
 pub mod list;
 pub mod map;
 mod mem;

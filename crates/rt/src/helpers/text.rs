@@ -8,6 +8,7 @@
 //! reclaimed and counted by the collector; [`sspur_sb_finish`] frees both
 //! blocks at once.
 
+use super::io::io_reason;
 use super::types::{self, bytes, with_table};
 use super::{str::fresh, trap_at, Pair};
 use crate::heap::{DATA, POINTER};
@@ -238,7 +239,8 @@ pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
     out
 }
 
-/// `print(s)` (`to == 1`) or `log(s)` (`to == 2`) of a string.
+/// `print(s)` (`to == 1`), `log(s)` (`to == 2`) or `eprint(s)` (`to == 3`)
+/// of a string.
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
@@ -249,7 +251,7 @@ pub unsafe extern "C" fn sspur_print_str(p: u64, len: u64, to: u64) {
     super::mem::write_out(to, &line);
 }
 
-/// `print(x)` / `log(x)` of a value of type `t` stored at `v`.
+/// `print(x)` / `log(x)` / `eprint(x)` of a value of type `t` stored at `v`.
 ///
 /// # Safety
 /// `v` must point at a value of type `t`.
@@ -319,20 +321,21 @@ pub unsafe extern "C" fn sspur_read_file(
     }
 }
 
-/// The reason of an I/O error without Rust's " (os error N)" suffix.
-fn io_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
-
 /// `read_stdin()`; traps when stdin is not UTF-8.
 ///
 /// # Safety
 /// `loc` must be a location string.
 pub unsafe extern "C" fn sspur_read_stdin(site: u32, loc: u64, loc_len: u64) -> Pair {
+    // SAFETY: `loc` is a location string (this function's contract).
+    let text = unsafe { stdin_text(loc, loc_len) };
+    fresh(text.as_bytes(), site)
+}
+
+/// The rest of stdin; traps when it cannot be read or is not UTF-8.
+///
+/// # Safety
+/// `loc` must be a location string.
+pub(crate) unsafe fn stdin_text(loc: u64, loc_len: u64) -> String {
     use std::io::Read;
     let mut data = Vec::new();
     if let Err(e) = std::io::stdin().read_to_end(&mut data) {
@@ -345,9 +348,9 @@ pub unsafe extern "C" fn sspur_read_stdin(site: u32, loc: u64, loc_len: u64) -> 
             )
         };
     }
-    if std::str::from_utf8(&data).is_err() {
+    match String::from_utf8(data) {
+        Ok(text) => text,
         // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
-        unsafe { trap_at("not valid UTF-8: stdin", loc, loc_len) };
+        Err(_) => unsafe { trap_at("not valid UTF-8: stdin", loc, loc_len) },
     }
-    fresh(&data, site)
 }
