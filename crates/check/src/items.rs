@@ -184,6 +184,43 @@ pub fn lower_items(file: &ast::SourceFile) -> (ItemTree, Vec<Span>, Vec<Diagnost
         });
         fn_spans.push(f.name.span);
     }
+    // Pass 4: constants, folded now. A constant's name is a value name
+    // (lower-case) or stands where a constructor could (upper-case), so it
+    // may be neither a function's nor a constructor's.
+    items.consts = crate::consts::lower_consts(file, &resolver, &mut diags);
+    let mut const_names: HashMap<&str, Span> = HashMap::new();
+    for item in &file.items {
+        let ast::Item::Const(c) = item else { continue };
+        let name = c.name.text.as_str();
+        let ctor = name == "Some"
+            || name == "None"
+            || items.types.iter().any(|(_, t)| match &t.kind {
+                TypeDefKind::Sum { variants } => variants.iter().any(|v| v.name == name),
+                TypeDefKind::Record { .. } => false,
+            });
+        let clash = if BUILTIN_FNS.contains(&name) {
+            Some(format!(
+                "`{name}` is a built-in function and cannot be redefined"
+            ))
+        } else if let Some(first) = const_names.get(name).or(fn_names.get(name)) {
+            diags.push(
+                Diagnostic::error(c.name.span, format!("`{name}` is defined twice"))
+                    .with_label(*first, "first defined here"),
+            );
+            None
+        } else if ctor {
+            Some(format!(
+                "`{name}` is a constructor and cannot name a constant"
+            ))
+        } else {
+            None
+        };
+        if let Some(msg) = clash {
+            diags.push(Diagnostic::error(c.name.span, msg));
+        }
+        const_names.entry(name).or_insert(c.name.span);
+    }
+
     if !fn_names.contains_key("main") {
         let end = file.items.last().map_or(0, |i| i.span().end);
         diags.push(
@@ -210,6 +247,8 @@ pub fn lower_items(file: &ast::SourceFile) -> (ItemTree, Vec<Span>, Vec<Diagnost
 pub struct ItemIndex {
     pub(crate) types: HashMap<String, TypeId>,
     pub(crate) fns: HashMap<String, FnId>,
+    /// Constants: the index into `ItemTree::consts`.
+    pub(crate) consts: HashMap<String, usize>,
     /// Constructors of sum types: the type and the variant's index.
     pub(crate) ctors: HashMap<String, (TypeId, u32)>,
 }
@@ -227,6 +266,9 @@ impl ItemIndex {
         }
         for (id, f) in items.fns.iter() {
             index.fns.entry(f.name.clone()).or_insert(id);
+        }
+        for (i, c) in items.consts.iter().enumerate() {
+            index.consts.entry(c.name.clone()).or_insert(i);
         }
         index
     }

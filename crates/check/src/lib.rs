@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 
 mod body;
+mod consts;
 mod exhaustive;
 mod infer;
 mod items;
@@ -70,7 +71,7 @@ fn check_file(
         .iter()
         .filter_map(|i| match i {
             ast::Item::Fn(f) => Some(f),
-            ast::Item::Type(_) => None,
+            ast::Item::Type(_) | ast::Item::Const(_) => None,
         })
         .collect();
     let index = ItemIndex::new(&items);

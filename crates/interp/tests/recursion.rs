@@ -57,6 +57,7 @@ fn program(start: i64, bounded: bool) -> Program {
     let items = Arc::new(ItemTree {
         types: Arena::default(),
         fns,
+        consts: Vec::new(),
     });
 
     let mut b = Builder::new();

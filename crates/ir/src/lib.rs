@@ -120,6 +120,24 @@ pub struct FnSig {
 pub struct ItemTree {
     pub types: Arena<TypeDef>,
     pub fns: Arena<FnSig>,
+    /// Top-level constants in source order, already evaluated: the checker
+    /// writes each use as the value's literal.
+    pub consts: Vec<ConstDef>,
+}
+
+/// `let NAME = <constant expression>` at the top level, folded.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConstDef {
+    pub name: String,
+    pub ty: Ty,
+    pub value: ConstValue,
+}
+
+/// A constant's value: a literal or a list of constant values.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ConstValue {
+    Lit(Lit),
+    List(Vec<ConstValue>),
 }
 
 impl ItemTree {

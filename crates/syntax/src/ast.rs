@@ -15,6 +15,7 @@ pub struct SourceFile {
 pub enum Item {
     Fn(FnDef),
     Type(TypeDef),
+    Const(ConstDef),
 }
 
 impl Item {
@@ -22,8 +23,20 @@ impl Item {
         match self {
             Item::Fn(f) => f.span,
             Item::Type(t) => t.span,
+            Item::Const(c) => c.span,
         }
     }
+}
+
+/// `let NAME = init` or `let NAME: T = init` at the top level; `NAME` may
+/// be lower- or upper-case. The checker evaluates `init`, which must be a
+/// constant expression.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConstDef {
+    pub name: Name,
+    pub ty: Option<TypeRef>,
+    pub init: Expr,
+    pub span: Span,
 }
 
 /// An identifier with its position.

@@ -61,6 +61,11 @@ pub fn dump(file: &SourceFile) -> String {
                     t.span,
                 );
             }
+            Item::Const(c) => {
+                let head = format!("let {}{}", c.name.text, opt_type(&c.ty));
+                line(&mut out, 0, &head, c.span);
+                expr(&mut out, 1, &c.init);
+            }
         }
     }
     out

@@ -445,8 +445,8 @@ fn describe_expected(expected: &[String]) -> String {
         ]);
     }
     if has("\"fn\"") && has("\"type\"") {
-        words.push("item (`fn` or `type`)".into());
-        skip.extend(["\"fn\"", "\"type\""]);
+        words.push("item (`fn`, `type` or `let`)".into());
+        skip.extend(["\"fn\"", "\"type\"", "\"let\""]);
     }
     for e in expected {
         if skip.contains(&e.as_str()) {
@@ -641,6 +641,11 @@ fn too_deep_file(file: &SourceFile) -> Option<Span> {
                     .flat_map(|v| &v.fields)
                     .find_map(|t| too_deep_type(t, 1)),
             },
+            Item::Const(c) => {
+                c.ty.as_ref()
+                    .and_then(|t| too_deep_type(t, 1))
+                    .or_else(|| expr_depth(&c.init, 1))
+            }
         };
         if found.is_some() {
             return found;
@@ -791,6 +796,10 @@ fn dismantle_file(file: SourceFile) {
                     work.extend(vs.into_iter().flat_map(|v| v.fields).map(Node::Type))
                 }
             },
+            Item::Const(c) => {
+                work.extend(c.ty.map(Node::Type));
+                work.push(Node::Expr(c.init));
+            }
         }
     }
     dismantle(work);

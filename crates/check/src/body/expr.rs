@@ -374,6 +374,9 @@ impl<'a> Cx<'a> {
             let t = self.local_ty(l);
             return (self.alloc(ExprKind::Local(l), t.clone(), span), t);
         }
+        if let Some(c) = self.constant(&name.text, span) {
+            return c;
+        }
         if let Some(f) = self.find_fn(&name.text) {
             let sig = &self.items.fns[f];
             let t = T::func(
@@ -412,6 +415,11 @@ impl<'a> Cx<'a> {
         args: Option<&[ast::Expr]>,
         span: Span,
     ) -> (ExprId, T) {
+        if args.is_none() {
+            if let Some(c) = self.constant(&name.text, span) {
+                return c;
+            }
+        }
         let Some((ctor, ty, fields)) = self.ctor_sig(name) else {
             for a in args.unwrap_or(&[]) {
                 self.expr(a);

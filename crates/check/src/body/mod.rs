@@ -189,6 +189,31 @@ impl<'a> Cx<'a> {
         self.index.fns.get(name).copied()
     }
 
+    /// A use of the top-level constant `name`: its value written out as
+    /// literals at `span` (see `crate::consts`).
+    fn constant(&mut self, name: &str, span: Span) -> Option<(ExprId, T)> {
+        let &i = self.index.consts.get(name)?;
+        let def = &self.items.consts[i];
+        let t = T::from_ir(&def.ty);
+        Some((self.const_value(&def.value, &def.ty, span), t))
+    }
+
+    fn const_value(&mut self, v: &ir::ConstValue, ty: &Ty, span: Span) -> ExprId {
+        let kind = match (v, ty) {
+            (ir::ConstValue::Lit(l), Ty::Error) => {
+                let _ = l;
+                ExprKind::Missing
+            }
+            (ir::ConstValue::Lit(l), _) => ExprKind::Lit(l.clone()),
+            (ir::ConstValue::List(vs), Ty::List(e)) => {
+                let ids = vs.iter().map(|x| self.const_value(x, e, span)).collect();
+                ExprKind::List(ids)
+            }
+            (ir::ConstValue::List(_), _) => ExprKind::Missing,
+        };
+        self.alloc(kind, T::from_ir(ty), span)
+    }
+
     fn find_type(&self, name: &str) -> Option<TypeId> {
         self.index.types.get(name).copied()
     }
