@@ -11,6 +11,7 @@ use ir::{ExprId, Method, Ty};
 
 use crate::eval::{cmp_values, elem_ty, is_place, type_error, values_eq, Frame, Interp, R};
 use crate::limit;
+use crate::show::show_inner;
 use crate::value::{Key, ListVal, MapObj, Site, StrVal, Value};
 
 fn some(v: Value) -> Value {
@@ -254,10 +255,10 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
         e,
         m,
         receiver,
+        arg_exprs,
         recv,
         args,
         site,
-        ..
     } = c;
     Ok(match m {
         ListLen => Value::Int(list_of(&recv)?.len as i64),
@@ -361,6 +362,27 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
                     view: true,
                 })
             }
+        }
+        ListSet => {
+            let l = list_of(&recv)?;
+            let n = arg(&args, 0).as_int();
+            let Some(i) = usize::try_from(n).ok().filter(|i| *i < l.len) else {
+                let msg = format!(
+                    "index out of bounds: the len is {} but the index is {n}",
+                    l.len
+                );
+                return it.trap(fr, e, msg);
+            };
+            let mut items = l.items();
+            for x in &items {
+                it.share(x);
+            }
+            let v = arg(&args, 1);
+            if arg_exprs.get(1).is_some_and(|x| is_place(fr.body, *x)) || v.is_view() {
+                it.share(&v);
+            }
+            items[i] = v;
+            Value::List(it.new_list(items, site))
         }
         ListReverse | ListSort | ListUnique => {
             let mut items = list_of(&recv)?.items();
@@ -739,6 +761,7 @@ fn str_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> 
 fn map_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> {
     use Method::*;
     let Call {
+        e,
         m,
         arg_exprs,
         recv,
@@ -760,6 +783,25 @@ fn map_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> 
             }
             let key = Key::of(&k).ok_or_else(|| type_error("map key"))?;
             map.borrow_mut().put(key, k, v);
+            recv.clone()
+        }
+        MapUpdate => {
+            let Value::Map(map) = &recv else {
+                return Err(type_error("update receiver"));
+            };
+            let k = arg(&args, 0);
+            let key = Key::of(&k).ok_or_else(|| type_error("map key"))?;
+            let found = map.borrow().get(&key).map(|(_, v)| v.clone());
+            let Some(old) = found else {
+                let mut shown = String::new();
+                show_inner(&it.prog.items, &k, &mut shown);
+                return it.trap(fr, e, format!("key not found: {shown}"));
+            };
+            let new = it.call_value(&arg(&args, 1), vec![old], site.offset)?;
+            if new.is_view() {
+                it.share(&new);
+            }
+            map.borrow_mut().put(key, k, new);
             recv.clone()
         }
         MapGet | MapGetOr | MapHas => {

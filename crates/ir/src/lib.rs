@@ -325,6 +325,7 @@ pub enum Method {
     ListTake,
     ListDrop,
     ListReverse,
+    ListSet,
     ListSort,
     ListSortBy,
     ListUnique,
@@ -363,6 +364,7 @@ pub enum Method {
     StrIsEmpty,
     // Map[K, V]
     MapPut,
+    MapUpdate,
     MapGet,
     MapGetOr,
     MapHas,

@@ -61,6 +61,8 @@ pub enum Need {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Keep {
     PushedElement,
+    /// The new element of `set`.
+    SetElement,
     FoldInit,
     MapValue,
     GetOrDefault,
@@ -168,7 +170,7 @@ const fn needs(mut d: MethodDef, needs: &'static [(Sig, Need)]) -> MethodDef {
 use Recv::{List as L, Map as M, Option as O, Str as S};
 
 /// Every method, in the order of [`Method`]'s variants.
-pub static METHODS: [MethodDef; 72] = [
+pub static METHODS: [MethodDef; 74] = [
     def(ListLen, L, "len", &[], Sig::Int, Read, &[], Res::Other),
     def(
         ListIsEmpty,
@@ -283,6 +285,18 @@ pub static METHODS: [MethodDef; 72] = [
         LIST_T,
         Read,
         &[],
+        Res::Fresh,
+    ),
+    // A copy with one element replaced (the receiver's elements are
+    // shared with it, as `reverse` shares them).
+    def(
+        ListSet,
+        L,
+        "set",
+        &[Sig::Int, T],
+        LIST_T,
+        Read,
+        &[Scalar, Kept(Keep::SetElement)],
         Res::Fresh,
     ),
     needs(
@@ -571,6 +585,18 @@ pub static METHODS: [MethodDef; 72] = [
         Sig::Recv,
         Read,
         &[ArgUse::Key, Kept(Keep::MapValue)],
+        Res::Other,
+    ),
+    // The map keeps its old key, so the key is only read; `f`'s result
+    // is stored as `put` stores a value (a lambda's result escapes).
+    def(
+        MapUpdate,
+        M,
+        "update",
+        &[Sig::Key, Sig::Fn(&[Sig::Val], &Sig::Val)],
+        Sig::Recv,
+        Read,
+        &[Read, Scalar],
         Res::Other,
     ),
     def(

@@ -247,6 +247,7 @@ impl Cx<'_> {
             Escape::ViewedBy(m) => format!("viewed by {}", m.name()),
             Escape::Kept(k) => match k {
                 Keep::PushedElement => "stored in a list by push",
+                Keep::SetElement => "stored in a list by set",
                 Keep::FoldInit => "the initial accumulator of fold",
                 Keep::MapValue => "stored in a map",
                 Keep::GetOrDefault => "the default of get_or",

@@ -564,6 +564,21 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         }
     }
 
+    /// The address of key `k`'s value words in map `m`; traps `key not
+    /// found` at `e` when it is missing (`m[k]`, `m.update(k, f)`).
+    pub(super) fn map_find_or_trap(&mut self, e: ExprId, m: Value, k: &[Value], kty: &Ty) -> Value {
+        let kv = self.fit(k.to_vec(), 2);
+        let p = self.rt1(F::sspur_map_find, &[m, kv[0], kv[1]]);
+        let missing = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+        self.trap_if(missing, |s| {
+            let a = s.spill(k);
+            let t = s.ty_id(kty);
+            let (l, ll) = s.loc(e);
+            s.rt(F::sspur_trap_key, &[a, t, l, ll]);
+        });
+        p
+    }
+
     pub(super) fn index(
         &mut self,
         e: ExprId,
@@ -577,15 +592,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         match &bty {
             Ty::Map(k, _) => {
                 let k = (**k).clone();
-                let kv = self.fit(i.clone(), 2);
-                let p = self.rt1(F::sspur_map_find, &[b[0], kv[0], kv[1]]);
-                let missing = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-                self.trap_if(missing, |s| {
-                    let a = s.spill(&i);
-                    let t = s.ty_id(&k);
-                    let (l, ll) = s.loc(e);
-                    s.rt(F::sspur_trap_key, &[a, t, l, ll]);
-                });
+                let p = self.map_find_or_trap(e, b[0], &i, &k);
                 Some(self.load_words(p, 0, words(ty)))
             }
             _ => {

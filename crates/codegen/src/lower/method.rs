@@ -134,8 +134,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 one(self.bool_val(c))
             }
             ListGet | ListFirst | ListLast | ListMin | ListMax | ListContains | ListSum
-            | ListPush | ListConcat | ListTake | ListDrop | ListReverse | ListSort | ListUnique
-            | ListEnumerate | ListZip | ListCounts | ListJoin => self.list_method(call),
+            | ListPush | ListConcat | ListTake | ListDrop | ListReverse | ListSet | ListSort
+            | ListUnique | ListEnumerate | ListZip | ListCounts | ListJoin => {
+                self.list_method(call)
+            }
             ListSortBy | ListMap | ListFilter | ListFlatMap | ListFold | ListAny | ListAll
             | ListFind => self.list_closure_method(call),
             StrByte | StrChars | StrWords | StrLines | StrSplit | StrTrim | StrLower | StrUpper
@@ -143,8 +145,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             | StrTake | StrDrop | StrSlice | StrToInt | StrToF64 | StrParseInt | StrParseF64 => {
                 self.str_method(call)
             }
-            MapPut | MapGet | MapRemove | MapGetOr | MapHas | MapLen | MapKeys | MapValues
-            | MapEntries => self.map_method(call),
+            MapPut | MapUpdate | MapGet | MapRemove | MapGetOr | MapHas | MapLen | MapKeys
+            | MapValues | MapEntries => self.map_method(call),
             IntToF64 | IntAbs | F64ToInt | F64Abs | F64Sqrt | F64Floor => self.num_method(call),
             OptIsSome | OptIsNone | OptUnwrap | OptUnwrapOr | OptMap | OptAndThen => {
                 self.option_method(call)
@@ -273,6 +275,19 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let ptrs = self.iconst(has_pointers(&ety) as i64);
                 let site = self.site(e);
                 let q = self.rt1(F::sspur_list_reverse, &[r[0], r[1], esv, ptrs, site]);
+                Some(vec![q, r[1]])
+            }
+            ListSet => {
+                // A copy with element `i` replaced; the index is checked
+                // first, as `xs[i]` checks it.
+                self.bounds_check(e, a[0][0], r[1]);
+                let esv = self.iconst(es);
+                let ptrs = self.iconst(has_pointers(&ety) as i64);
+                let site = self.site(e);
+                let q = self.rt1(F::sspur_list_copy, &[r[0], r[1], esv, ptrs, site]);
+                let at = self.elem_addr(q, a[0][0], &ety);
+                let v = self.fit(a[1].clone(), words(&ety));
+                self.store_words(at, 0, &v);
                 Some(vec![q, r[1]])
             }
             ListSort => {
@@ -667,6 +682,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let MethodCall {
             e,
             m,
+            args,
             ty,
             rty,
             r,
@@ -678,6 +694,23 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             MapPut => {
                 let k = self.fit(a[0].clone(), 2);
                 let v = self.fit(a[1].clone(), 2);
+                let site = self.site(e);
+                self.rt(F::sspur_map_put, &[r[0], k[0], k[1], v[0], v[1], site]);
+                one(r[0])
+            }
+            MapUpdate => {
+                let (kty, vty) = match &rty {
+                    Ty::Map(k, v) => ((**k).clone(), (**v).clone()),
+                    _ => (Ty::Error, Ty::Error),
+                };
+                // Find (or trap), call `f`, then put: `f` may change the
+                // map, so no address into it is kept across the call.
+                let p = self.map_find_or_trap(e, r[0], &a[0], &kty);
+                let old = self.load_words(p, 0, words(&vty));
+                let fty = self.body[args[1]].ty.clone();
+                let new = self.call_closure(a[1][0], &fty, old);
+                let k = self.fit(a[0].clone(), 2);
+                let v = self.fit(new, 2);
                 let site = self.site(e);
                 self.rt(F::sspur_map_put, &[r[0], k[0], k[1], v[0], v[1], site]);
                 one(r[0])

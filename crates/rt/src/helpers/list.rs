@@ -231,6 +231,29 @@ pub unsafe extern "C" fn sspur_list_reverse(
     q as u64
 }
 
+/// A copy of the list (`xs.set(i, v)` then writes element `i`).
+///
+/// # Safety
+/// `(p, len)` must be a live list of `esize`-byte elements.
+pub unsafe extern "C" fn sspur_list_copy(
+    p: u64,
+    len: u64,
+    esize: u64,
+    ptrs: u64,
+    site: u32,
+) -> u64 {
+    let q = alloc_list(len, esize, ptrs != 0, site);
+    if len > 0 {
+        // SAFETY: `(p, len)` is a live list of `esize`-byte elements (the
+        // contract) and `q` a fresh disjoint one of the same length,
+        // non-null since `len > 0`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(p as *const u8, q, (len * esize) as usize);
+        }
+    }
+    q as u64
+}
+
 /// Element `i` of a list of type `t`'s elements.
 fn elem(p: u64, i: usize, w: usize) -> *const u64 {
     (p as *const u64).wrapping_add(i * w)
