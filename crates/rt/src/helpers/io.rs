@@ -85,16 +85,5 @@ pub unsafe extern "C" fn sspur_read_lines(site: u32, loc: u64, loc_len: u64) -> 
     // SAFETY: `loc` is a location string (this function's contract).
     let text = unsafe { super::text::stdin_text(loc, loc_len) };
     let lines: Vec<&str> = text.lines().collect();
-    let out = super::list::alloc_list(lines.len() as u64, 16, true, site) as *mut u64;
-    for (i, l) in lines.iter().enumerate() {
-        let s = fresh(l.as_bytes(), site);
-        // SAFETY: `out` is a fresh list of `lines.len()` two-word elements
-        // (non-null inside this loop) and `i < lines.len()`; it stays in
-        // this frame, which the collector scans, while `fresh` allocates.
-        unsafe {
-            out.add(2 * i).write(s.0);
-            out.add(2 * i + 1).write(s.1);
-        }
-    }
-    Pair(out as u64, lines.len() as u64)
+    super::text::fresh_strs(&lines, site)
 }

@@ -273,18 +273,23 @@ pub fn set_args(args: Vec<String>) {
 /// `args()`: a fresh list of fresh strings.
 pub extern "C" fn sspur_args(site: u32) -> Pair {
     let args = ARGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let out = super::list::alloc_list(args.len() as u64, 16, true, site) as *mut u64;
-    for (i, a) in args.iter().enumerate() {
-        let s = fresh(a.as_bytes(), site);
-        // SAFETY: `out` is a fresh list of `args.len()` two-word elements
-        // (non-null inside this loop) and `i < args.len()`; it stays in this
+    fresh_strs(&args, site)
+}
+
+/// A fresh list of fresh copies of `strs` (`args()`, `read_lines()`).
+pub(crate) fn fresh_strs<S: AsRef<str>>(strs: &[S], site: u32) -> Pair {
+    let out = super::list::alloc_list(strs.len() as u64, 16, true, site) as *mut u64;
+    for (i, a) in strs.iter().enumerate() {
+        let s = fresh(a.as_ref().as_bytes(), site);
+        // SAFETY: `out` is a fresh list of `strs.len()` two-word elements
+        // (non-null inside this loop) and `i < strs.len()`; it stays in this
         // frame, which the collector scans, while `fresh` allocates.
         unsafe {
             out.add(2 * i).write(s.0);
             out.add(2 * i + 1).write(s.1);
         }
     }
-    Pair(out as u64, args.len() as u64)
+    Pair(out as u64, strs.len() as u64)
 }
 
 /// `read_file(path)`; traps when it cannot be read or is not UTF-8.
