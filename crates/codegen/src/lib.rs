@@ -235,6 +235,8 @@ fn compile(
             on: !want_clif,
             ..Default::default()
         },
+        effects: ir::effects::Effects::of(program),
+        plans: HashMap::new(),
     };
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
     let mut funcs = Vec::new();

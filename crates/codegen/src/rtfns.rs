@@ -175,6 +175,7 @@ rt_fns! {
     sspur_list_contains = list::sspur_list_contains, 4, One;
     sspur_list_extreme = list::sspur_list_extreme, 4, One;
     sspur_list_counts = list::sspur_list_counts, 4, One;
+    sspur_counts_add = list::sspur_counts_add, 4, None;
     sspur_list_enumerate = list::sspur_list_enumerate, 4, One;
     sspur_list_zip = list::sspur_list_zip, 7, Pair;
     sspur_list_join = list::sspur_list_join, 5, Pair;

@@ -28,6 +28,8 @@
 //! when it moved" frees the same blocks in both.
 #![forbid(unsafe_code)]
 
+pub mod effects;
+pub mod fusion;
 pub mod methods;
 pub mod pretty;
 pub mod visit;

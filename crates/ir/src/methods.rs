@@ -822,40 +822,11 @@ impl Method {
     }
 }
 
-/// Whether `m` on a range receiver (`(a..b).map(f)`) runs over the
-/// integers in place instead of building the range: it reads its receiver
-/// once, element by element in order, and keeps nothing of it (the native
-/// backend fuses these; the interpreter builds the range, as the oracle).
-pub fn iterates_range_in_place(m: Method) -> bool {
-    matches!(
-        m,
-        ListLen
-            | ListIsEmpty
-            | ListMap
-            | ListFilter
-            | ListFlatMap
-            | ListFold
-            | ListAny
-            | ListAll
-            | ListFind
-    )
-}
-
 /// Whether `m` makes a list of views of its string receiver, cut one piece
 /// after another (`chars`, `words`, `lines`, `split`): a source the native
 /// backend can feed to a consumer piece by piece instead of building it.
 pub fn is_piece_source(m: Method) -> bool {
     matches!(m, StrChars | StrWords | StrLines | StrSplit)
-}
-
-/// Whether `m`, on the list of a piece source (`s.words.counts`), runs
-/// over the pieces one at a time in order and needs nothing else of the
-/// list (not its length up front), so the list is never built natively.
-pub fn consumes_pieces_in_place(m: Method) -> bool {
-    matches!(
-        m,
-        ListLen | ListIsEmpty | ListCounts | ListFold | ListAny | ListAll | ListFind
-    )
 }
 
 /// Whether `m` returns a new `Some` block of its own (every method whose

@@ -45,12 +45,15 @@ fn program_with(p: &Program, why: Option<&DropWhy>) -> String {
     }
     let fns = with_big_stack(|| {
         let mut fns = String::new();
+        // With drops shown, fused chains are marked too.
+        let effects = why.map(|_| crate::effects::Effects::of(p));
         for (i, (id, _)) in p.items.fns.iter().enumerate() {
             if i > 0 {
                 fns.push('\n');
             }
             if let Some(b) = p.bodies.get(i) {
-                fns.push_str(&function_here(&p.items, id, b, why));
+                let plan = effects.as_ref().map(|fx| crate::fusion::Plan::body(b, fx));
+                fns.push_str(&function_here(&p.items, id, b, why, plan.as_ref()));
             }
         }
         fns
@@ -75,7 +78,7 @@ pub fn body(p: &Program, f: FnId) -> String {
 /// levels deep, so it runs on a thread with a large (reserved, not
 /// committed) stack.
 pub fn function(items: &ItemTree, f: FnId, body: &Body) -> String {
-    with_big_stack(|| function_here(items, f, body, None))
+    with_big_stack(|| function_here(items, f, body, None, None))
 }
 
 /// Runs `work` on a thread with a 256 MB stack (reserved, not committed).
@@ -83,10 +86,17 @@ fn with_big_stack<R: Send>(work: impl FnOnce() -> R + Send) -> R {
     stdx::with_big_stack(256 << 20, "sspur-pretty", work)
 }
 
-fn function_here(items: &ItemTree, f: FnId, body: &Body, why: Option<&DropWhy>) -> String {
+fn function_here(
+    items: &ItemTree,
+    f: FnId,
+    body: &Body,
+    why: Option<&DropWhy>,
+    fusion: Option<&crate::fusion::Plan>,
+) -> String {
     let sig = &items.fns[f];
     let mut pr = Printer::new(items, body);
     pr.why = why.map(|w| (f, w));
+    pr.fusion = fusion;
     let _ = write!(pr.out, "fn {}(", sig.name);
     for (i, (name, ty)) in sig.params.iter().enumerate() {
         if i > 0 {
@@ -215,21 +225,15 @@ struct Printer<'a> {
     names: Vec<String>,
     /// The function printed and the renderer of its drop reasons.
     why: Option<(FnId, &'a DropWhy<'a>)>,
+    /// The body's fusion plan (printed with the drops).
+    fusion: Option<&'a crate::fusion::Plan>,
 }
 
 impl<'a> Printer<'a> {
-    /// The source `method` runs over in place of its receiver list, when
-    /// the native backend fuses the two (ir::methods decides).
-    fn fused_source(&self, method: crate::Method, receiver: ExprId) -> Option<&'static str> {
-        use crate::methods::{consumes_pieces_in_place, is_piece_source, iterates_range_in_place};
-        match &self.body[receiver].kind {
-            ExprKind::Range { .. } if iterates_range_in_place(method) => Some("range"),
-            ExprKind::Method { method: src, .. }
-                if is_piece_source(*src) && consumes_pieces_in_place(method) =>
-            {
-                Some(src.name())
-            }
-            _ => None,
+    /// `  [fused: range -> map -> sum]` after a fused chain's consumer.
+    fn fused_mark(&mut self, chain: Option<&crate::fusion::Chain>) {
+        if let Some(c) = chain {
+            let _ = write!(self.out, "  [fused: {}]", c.names(self.body).join(" -> "));
         }
     }
 
@@ -257,6 +261,7 @@ impl<'a> Printer<'a> {
             indent: 0,
             names,
             why: None,
+            fusion: None,
         }
     }
 
@@ -323,6 +328,8 @@ impl<'a> Printer<'a> {
                 self.pat(*pat);
                 self.out.push_str(" in ");
                 self.expr(*iter);
+                let chain = self.fusion.and_then(|p| p.fused_for(s));
+                self.fused_mark(chain);
                 self.out.push(' ');
                 self.block_like(*b);
             }
@@ -499,11 +506,8 @@ impl<'a> Printer<'a> {
                 if !args.is_empty() {
                     self.args(args);
                 }
-                if self.why.is_some() {
-                    if let Some(src) = self.fused_source(*method, *receiver) {
-                        let _ = write!(self.out, "  [fused: {src} -> {}]", method.name());
-                    }
-                }
+                let chain = self.fusion.and_then(|p| p.fused_consumer(e));
+                self.fused_mark(chain);
             }
             ExprKind::Index { base, index } => {
                 self.operand(*base);

@@ -74,6 +74,9 @@ pub struct Decider<'a> {
     pub summaries: &'a [Summary],
     fresh_memo: RefCell<HashMap<ExprId, Fresh>>,
     own_memo: RefCell<HashMap<LocalId, Option<Own>>>,
+    /// The body's pipeline fusion plan (empty while summaries are solved:
+    /// fusion changes no summary).
+    pub fusion: ir::fusion::Plan,
 }
 
 impl<'a> Decider<'a> {
@@ -90,6 +93,7 @@ impl<'a> Decider<'a> {
             summaries,
             fresh_memo: RefCell::default(),
             own_memo: RefCell::default(),
+            fusion: ir::fusion::Plan::default(),
         }
     }
 
@@ -518,22 +522,6 @@ impl<'a> Decider<'a> {
                 .iter()
                 .all(|u| !u.foreign && matches!(u.ctx, Ctx::Read(_)))
         })
-    }
-
-    /// The method that runs over range `e` in place, when `e` is a range
-    /// literal read once in order by its parent method (`(a..b).map(f)`):
-    /// such a range is never built, so it is no temporary to free.
-    pub fn range_in_place(&self, e: ExprId) -> Option<Method> {
-        if !matches!(self.body[e].kind, ExprKind::Range { .. }) {
-            return None;
-        }
-        let p = self.facts.exprs.get(e)?.parent?;
-        match &self.body[p].kind {
-            ExprKind::Method {
-                method, receiver, ..
-            } if *receiver == e && ir::methods::iterates_range_in_place(*method) => Some(*method),
-            _ => None,
-        }
     }
 
     /// The statement index of the declaring block after which the local

@@ -153,6 +153,9 @@ pub struct Analysis {
     /// String builders made by the push-then-join rewrite (new expressions
     /// in `program`), with their description.
     pub builders: Vec<AllocSite>,
+    /// Every chain of list methods fusion considered, in source order:
+    /// (offset, function, chain with its verdict).
+    pub pipelines: Vec<(u32, FnId, ir::fusion::Chain)>,
 }
 
 fn fn_index(f: FnId) -> usize {
@@ -166,6 +169,8 @@ pub fn analyze(program: &Program) -> Analysis {
     let mut fates = Vec::new();
     let mut reasons = Vec::new();
     let mut builders = Vec::new();
+    let mut pipelines = Vec::new();
+    let effects = ir::effects::Effects::of(program);
     for (f, _) in program.items.fns.iter() {
         let i = fn_index(f);
         let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
@@ -173,8 +178,16 @@ pub fn analyze(program: &Program) -> Analysis {
             continue;
         };
         let facts = walk::walk(body, sm, &summaries);
-        let d = Decider::new(body, sm, &facts, &summaries);
+        let mut d = Decider::new(body, sm, &facts, &summaries);
+        d.fusion = ir::fusion::Plan::of(program, &effects, f);
         let (plan, why) = plan(&d);
+        for c in &d.fusion.chains {
+            let at = match c.consumer {
+                ir::fusion::Consumer::Method(e) => sm.expr(e).start,
+                ir::fusion::Consumer::For(..) => sm.expr(c.source).start,
+            };
+            pipelines.push((at, f, c.clone()));
+        }
         fates.extend(report::fates(f, &d, &plan, &summaries));
         let (nb, nsm) = rewrite::rewrite(body, sm, &plan);
         for (l, _) in plan.builders.iter() {
@@ -202,12 +215,14 @@ pub fn analyze(program: &Program) -> Analysis {
     fates.sort_by_key(|f| (f.offset, fn_index(f.func), f.expr.into_raw().into_u32()));
     builders.sort_by_key(|(at, b)| (*at, fn_index(b.func)));
     let builders = builders.into_iter().map(|(_, b)| b).collect();
+    pipelines.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     Analysis {
         program: out,
         summaries,
         fates,
         reasons,
         builders,
+        pipelines,
     }
 }
 
@@ -376,7 +391,7 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<DropReason>) {
         }
         let for_range =
             matches!(body[e].kind, ExprKind::Range { .. }) && f.ctx == Ctx::Read(Reader::For);
-        let in_place = d.range_in_place(e).is_some() || d.pieces_in_place(e).is_some();
+        let in_place = d.unbuilt(e).is_some();
         if for_range || in_place || matches!(body[e].kind, ExprKind::Local(_)) {
             continue;
         }
@@ -458,6 +473,14 @@ pub fn explain(a: &Analysis, path: &str) -> String {
             "{l}:{c} {}: {}\n",
             render_site(&cx, f.func, f.what),
             render_fate(&cx, f.func, &f.fate)
+        ));
+    }
+    for (at, f, chain) in &a.pipelines {
+        let (l, c) = a.program.line_col(*at);
+        out.push_str(&format!(
+            "{l}:{c} pipeline {}: {}\n",
+            chain.names(a.program.body(*f)).join(" -> "),
+            report::render_verdict(&a.program, *f, chain)
         ));
     }
     out

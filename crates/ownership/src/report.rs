@@ -100,6 +100,9 @@ pub enum FateKind {
         source: Method,
         consumer: Method,
     },
+    /// A list of a fused chain (`ir::fusion`): its parts, source to
+    /// consumer (never allocated).
+    Fused(Vec<&'static str>),
     /// A call whose callee's result is not fresh.
     CallNotFresh(FnId),
     NotFresh(NotFresh),
@@ -176,6 +179,7 @@ impl FateKind {
             FateKind::NeverBuilt
                 | FateKind::IteratedInPlace(_)
                 | FateKind::PiecesInPlace { .. }
+                | FateKind::Fused(_)
                 | FateKind::FreedDiscarded
                 | FateKind::FreedAfterRead { .. }
                 | FateKind::FreedWith(_)
@@ -231,6 +235,9 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
                 _ => "pieces",
             }
         ),
+        FateKind::Fused(names) => {
+            format!("never built: one loop runs {}", names.join(" -> "))
+        }
         FateKind::CallNotFresh(g) => format!(
             "not fresh: {}() {}",
             cx.fn_name(*g),
@@ -350,6 +357,8 @@ pub fn fates(f: FnId, d: &Decider, plan: &Plan, summaries: &[Summary]) -> Vec<Fa
                 FateKind::IteratedInPlace(m)
             } else if let Some((source, consumer)) = d.pieces_in_place(e) {
                 FateKind::PiecesInPlace { source, consumer }
+            } else if let Some(c) = d.unbuilt(e) {
+                FateKind::Fused(c.names(d.body))
             } else if allocates {
                 r.fate(e)
             } else {
@@ -372,7 +381,7 @@ pub fn fates(f: FnId, d: &Decider, plan: &Plan, summaries: &[Summary]) -> Vec<Fa
                         method: m @ (Method::ListEnumerate | Method::ListZip | Method::MapEntries),
                         ..
                     },
-                ) if allocates => Some(*m),
+                ) if allocates || d.unbuilt(e).is_some() => Some(*m),
                 _ => None,
             };
             out.push(Fate {
@@ -417,7 +426,7 @@ impl Reporter<'_> {
         Some(match &ex.kind {
             ExprKind::List(xs) if !xs.is_empty() => (SiteKind::ListLiteral, true),
             ExprKind::Range { .. } if facts.ctx != Ctx::Read(Reader::For) => {
-                (SiteKind::Range, self.d.range_in_place(e).is_none())
+                (SiteKind::Range, self.d.unbuilt(e).is_none())
             }
             ExprKind::Interp(_) => (SiteKind::Interpolation, true),
             ExprKind::Binary { op: BinOp::Add, .. } if ex.ty == Ty::Str => {
@@ -434,7 +443,7 @@ impl Reporter<'_> {
                 if !allocating {
                     return None;
                 }
-                let built = !self.is_builder_push(e) && self.d.pieces_in_place(e).is_none();
+                let built = !self.is_builder_push(e) && self.d.unbuilt(e).is_none();
                 (SiteKind::Method(kind, m), built)
             }
             ExprKind::Call { callee, .. } => match callee {
@@ -713,5 +722,72 @@ impl Reporter<'_> {
             }
             _ => None,
         }
+    }
+}
+
+/// Why a chain is fused or not, for `explain`.
+pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain) -> String {
+    use ir::effects::EffectKind;
+    use ir::fusion::{Part, Point, Refusal, Verdict};
+    let body = program.body(f);
+    let sm = program.source_map(f);
+    let pos = |e: ExprId| {
+        let (l, c) = program.line_col(sm.expr(e).start);
+        format!("{l}:{c}")
+    };
+    let name = |e: ExprId| match &body[e].kind {
+        ExprKind::Method { method, .. } => method.name().to_string(),
+        _ => "the for".to_string(),
+    };
+    let point = |p: &Point| {
+        let part = match p.part {
+            Part::Args => format!("{}'s arguments at {}", name(p.at), pos(p.at)),
+            Part::Lambda => format!("{}'s function at {}", name(p.at), pos(p.at)),
+            Part::Body => format!("the for body at {}", pos(p.at)),
+        };
+        let what = match p.effect.kind {
+            EffectKind::Prints => "prints",
+            EffectKind::Traps => "may trap",
+            EffectKind::Diverges => "may not return",
+            EffectKind::CallsUnknown => "calls a function value",
+        };
+        let via = match p.effect.via {
+            Some(g) => format!(
+                " (calls {} at {})",
+                program.items.fns[g].name,
+                pos(p.effect.at)
+            ),
+            None => format!(" (at {})", pos(p.effect.at)),
+        };
+        format!("{part} {what}{via}")
+    };
+    match &chain.verdict {
+        Verdict::Fused => "fused: one loop, no list between the parts".into(),
+        Verdict::Refused(r) => match r {
+            Refusal::TwoEffects { first, second } => format!(
+                "not fused: {} and {}; unfused all of the first runs before the second, fused they would interleave",
+                point(first),
+                point(second)
+            ),
+            Refusal::EffectBeforeCut { effect, cut } => format!(
+                "not fused: {}, and unfused it runs over every element before {} at {} stops early",
+                point(effect),
+                name(*cut),
+                pos(*cut)
+            ),
+            Refusal::SourceMadeHere { source } => format!(
+                "not fused: the source list at {} is made here (a temporary freed after its first reader)",
+                pos(*source)
+            ),
+            Refusal::ArgMadeHere { stage, arg } => format!(
+                "not fused: {}'s argument at {} makes a list or string of its own",
+                name(*stage),
+                pos(*arg)
+            ),
+            Refusal::ZipOther { stage } => format!(
+                "not fused: zip at {} pairs with something other than a range or a name",
+                pos(*stage)
+            ),
+        },
     }
 }

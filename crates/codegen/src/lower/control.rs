@@ -59,7 +59,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             StmtKind::Expr(e) => {
                 self.expr(*e)?;
             }
-            StmtKind::For { pat, iter, body } => return self.for_loop(*pat, *iter, *body),
+            StmtKind::For { pat, iter, body } => return self.for_loop(s, *pat, *iter, *body),
             StmtKind::While { cond, body } => {
                 let head = self.b.create_block();
                 let exit = self.b.create_block();
@@ -123,7 +123,26 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         }
     }
 
-    pub(super) fn for_loop(&mut self, pat: PatId, iter: ExprId, body: ExprId) -> Option<()> {
+    pub(super) fn for_loop(
+        &mut self,
+        s: StmtId,
+        pat: PatId,
+        iter: ExprId,
+        body: ExprId,
+    ) -> Option<()> {
+        let run_body = |s: &mut Self, item: Vals, next: Next| {
+            s.bind(pat, &item);
+            s.loops.push((next.latch, next.exit));
+            let r = s.expr(body);
+            s.loops.pop();
+            r.is_some()
+        };
+        // A fused chain (`for x in xs.map(f)`): one loop, no list.
+        if let Some(c) = self.plan.fused_for(s).cloned() {
+            let st = self.stream(&c)?;
+            self.run_stream(st, |s, _, item, next| run_body(s, item, next));
+            return Some(());
+        }
         let it = match &self.body[iter].kind {
             ExprKind::Range { lo, hi } => {
                 let lo = self.expr(*lo)?[0];
@@ -148,13 +167,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     Iter::List(p, _, ety) => s.elem_at(*p, iv, ety),
                 }
             },
-            |s, _, item, next| {
-                s.bind(pat, &item);
-                s.loops.push((next.latch, next.exit));
-                let r = s.expr(body);
-                s.loops.pop();
-                r.is_some()
-            },
+            |s, _, item, next| run_body(s, item, next),
         );
         Some(())
     }

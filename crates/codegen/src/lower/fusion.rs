@@ -1,23 +1,100 @@
-//! Sources a consumer method iterates in place instead of loading list
-//! elements: a range (`(a..b).map(f)`: lo, lo + 1, ...) and the pieces of
-//! a string (`s.words.counts`, `s.lines.len`: each piece cut by
-//! `sspur_piece_next` as the consumer asks for it). Which receivers qualify
-//! is `ir::methods::iterates_range_in_place` and
-//! `ir::methods::{is_piece_source, consumes_pieces_in_place}`, the same
-//! predicates the ownership pass uses to plan no free for the list.
+//! Fused chains (`ir::fusion`): a source read in place (a range: lo,
+//! lo + 1, ...; the pieces of a string, each cut by `sspur_piece_next` as
+//! the loop asks for it; or a list's elements), then the stages (map,
+//! filter, enumerate, zip, take, drop) applied to one element at a time,
+//! then the consumer, all in one loop with no list between them. The
+//! consumer's own code runs unchanged: its `each` runs the stream.
+//! Which chains are fused is the plan's verdict (the ownership pass plans
+//! no free for the lists never built from the same plan).
 
-use super::{Lowerer, Vals};
+use super::{Lowerer, Next, Vals};
+use crate::layout::{elem_of, offsets, words};
 use crate::rtfns::F;
-use ::ir::{ExprId, ExprKind, Method};
-use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, Value};
+use ::ir::fusion::{Chain, SourceKind};
+use ::ir::{ExprId, ExprKind, Method, Ty};
+use cranelift_codegen::ir::{condcodes::FloatCC, condcodes::IntCC, types::I64, InstBuilder, Value};
+use cranelift_frontend::Variable;
 
-/// The source the next `each` runs over instead of a list.
-#[derive(Clone)]
-pub(super) enum Src {
-    /// The first value of a range (its length is the list length).
-    Range(Value),
+/// A fused chain's source and stages, evaluated: what `each` runs over.
+pub(super) struct Stream {
+    src: Src,
+    stages: Vec<Stage>,
+}
+
+/// Where the elements come from.
+enum Src {
+    /// A range: its first value and its length.
+    Range(Value, Value),
     /// The pieces of a string.
     Pieces(Pieces),
+    /// A list's elements.
+    List(Value, Value, Ty),
+}
+
+/// A stage, its arguments evaluated; `e` is its expression (closure calls
+/// are marked with it, for trap call chains).
+enum Stage {
+    Map {
+        e: ExprId,
+        f: Value,
+        fty: Ty,
+        out: Ty,
+    },
+    Filter {
+        e: ExprId,
+        f: Value,
+        fty: Ty,
+    },
+    /// Pairs the element with a count of the elements so far.
+    Enumerate {
+        n: Variable,
+        site: Value,
+        tys: [Ty; 2],
+    },
+    /// Pairs the element with the other side's element at the same place
+    /// (`lo + k` of a range, or a list's); stops at the other's length.
+    Zip {
+        n: Variable,
+        lo: Value,
+        list: Option<Ty>,
+        len: Value,
+        site: Value,
+        tys: [Ty; 2],
+    },
+    Take {
+        n: Variable,
+        limit: Value,
+    },
+    Drop {
+        n: Variable,
+        count: Value,
+    },
+}
+
+impl Stream {
+    /// A list's elements, as `each` runs over them.
+    pub(super) fn list(p: Value, len: Value, ety: Ty) -> Stream {
+        Stream {
+            src: Src::List(p, len, ety),
+            stages: Vec::new(),
+        }
+    }
+
+    /// The first value and length of a range read with no stage between.
+    pub(super) fn direct_range(&self) -> Option<(Value, Value)> {
+        match (&self.src, self.stages.is_empty()) {
+            (Src::Range(lo, n), true) => Some((*lo, *n)),
+            _ => None,
+        }
+    }
+
+    /// The pieces of a piece source read with no stage between.
+    pub(super) fn direct_pieces(&self) -> Option<&Pieces> {
+        match (&self.src, self.stages.is_empty()) {
+            (Src::Pieces(p), true) => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// A string and how to cut it: `kind` is one of rt's `pieces::CHARS`,
@@ -30,28 +107,6 @@ pub(super) struct Pieces {
 }
 
 impl Lowerer<'_, '_, '_> {
-    /// The string and separator of `recv` when it is a piece source that
-    /// method `m` consumes in place.
-    pub(super) fn piece_source(
-        &self,
-        recv: ExprId,
-        m: Method,
-    ) -> Option<(Method, ExprId, Option<ExprId>)> {
-        if !::ir::methods::consumes_pieces_in_place(m) {
-            return None;
-        }
-        match &self.body[recv].kind {
-            ExprKind::Method {
-                method,
-                receiver,
-                args,
-            } if ::ir::methods::is_piece_source(*method) => {
-                Some((*method, *receiver, args.first().copied()))
-            }
-            _ => None,
-        }
-    }
-
     /// Evaluates a piece source's string and separator (None: unreachable).
     pub(super) fn pieces(
         &mut self,
@@ -103,26 +158,367 @@ impl Lowerer<'_, '_, '_> {
         }
     }
 
-    /// Runs `body(self, i, piece)` for each piece, cut one at a time into a
-    /// cursor on the stack; the same contract as `each`.
-    pub(super) fn each_piece(&mut self, p: Pieces, body: impl FnOnce(&mut Self, Value, Vals)) {
+    /// Evaluates a fused chain's source and its stages' arguments, in the
+    /// unfused order (None: unreachable). A negative `take`/`drop` count
+    /// traps here, at its stage.
+    pub(super) fn stream(&mut self, c: &Chain) -> Option<Stream> {
+        let src = match (c.kind, &self.body[c.source].kind) {
+            (SourceKind::Range, ExprKind::Range { lo, hi }) => {
+                let (lo, hi) = (*lo, *hi);
+                let lo = self.expr(lo)?[0];
+                Src::Range(lo, self.range_len(c.source, lo, hi)?)
+            }
+            (SourceKind::Pieces(m), ExprKind::Method { receiver, args, .. }) => {
+                let src = (m, *receiver, args.first().copied());
+                Src::Pieces(self.pieces(src)?)
+            }
+            _ => {
+                let v = self.expr(c.source)?;
+                Src::List(v[0], v[1], elem_of(&self.body[c.source].ty))
+            }
+        };
+        let mut stages = Vec::new();
+        let mut ety = match &src {
+            Src::Range(..) => Ty::Int,
+            Src::Pieces(_) => Ty::Str,
+            Src::List(_, _, t) => t.clone(),
+        };
+        for &e in &c.stages {
+            let ExprKind::Method { method, args, .. } = &self.body[e].kind else {
+                continue;
+            };
+            let (m, args) = (*method, args.clone());
+            let out = elem_of(&self.body[e].ty);
+            let counter = |s: &mut Self| {
+                let n = s.b.declare_var(I64);
+                let z = s.iconst(0);
+                s.b.def_var(n, z);
+                n
+            };
+            let stage = match m {
+                Method::ListMap | Method::ListFilter => {
+                    let f = self.expr(args[0])?[0];
+                    let fty = self.body[args[0]].ty.clone();
+                    if m == Method::ListMap {
+                        Stage::Map {
+                            e,
+                            f,
+                            fty,
+                            out: out.clone(),
+                        }
+                    } else {
+                        Stage::Filter { e, f, fty }
+                    }
+                }
+                Method::ListEnumerate => Stage::Enumerate {
+                    n: counter(self),
+                    site: self.tuple_site(e),
+                    tys: [Ty::Int, ety.clone()],
+                },
+                Method::ListZip => {
+                    let other = args[0];
+                    let (lo, len, list) = match &self.body[other].kind {
+                        ExprKind::Range { lo, hi } => {
+                            let (lo, hi) = (*lo, *hi);
+                            let l = self.expr(lo)?[0];
+                            (l, self.range_len(other, l, hi)?, None)
+                        }
+                        _ => {
+                            let v = self.expr(other)?;
+                            (v[0], v[1], Some(elem_of(&self.body[other].ty)))
+                        }
+                    };
+                    let bty = list.clone().unwrap_or(Ty::Int);
+                    Stage::Zip {
+                        n: counter(self),
+                        lo,
+                        list,
+                        len,
+                        site: self.tuple_site(e),
+                        tys: [ety.clone(), bty],
+                    }
+                }
+                _ => {
+                    let k = self.expr(args[0])?[0];
+                    let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, k, 0);
+                    self.trap_if(neg, |s| {
+                        let (l, ll) = s.loc(e);
+                        s.rt(F::sspur_trap_count, &[k, l, ll]);
+                    });
+                    if m == Method::ListTake {
+                        Stage::Take {
+                            n: counter(self),
+                            limit: k,
+                        }
+                    } else {
+                        Stage::Drop {
+                            n: counter(self),
+                            count: k,
+                        }
+                    }
+                }
+            };
+            stages.push(stage);
+            ety = out;
+        }
+        Some(Stream { src, stages })
+    }
+
+    /// The length of range `lo..hi` (`e`), `lo` evaluated already: traps
+    /// `out of memory` where building it would not fit, as building does.
+    pub(super) fn range_len(&mut self, e: ExprId, lo: Value, hi: ExprId) -> Option<Value> {
+        let hi = self.expr(hi)?[0];
+        let site = self.site(e);
+        Some(self.rt1(F::sspur_range_len, &[lo, hi, site]))
+    }
+
+    /// Runs `body(self, i, elem, next)` for each element of `st` that
+    /// passes its stages: one loop, elements taken one at a time; the same
+    /// contract as `counted_loop`'s body.
+    pub(super) fn run_stream(
+        &mut self,
+        st: Stream,
+        body: impl FnOnce(&mut Self, Value, Vals, Next) -> bool,
+    ) {
+        let Stream { src, stages } = st;
         let zero = self.iconst(0);
-        let cursor = self.spill(&[zero]);
-        let mut args = self.piece_args(&p);
-        args.push(cursor);
+        let cursor = match &src {
+            Src::Pieces(p) => {
+                let c = self.spill(&[zero]);
+                let mut args = self.piece_args(p);
+                args.push(c);
+                Some(args)
+            }
+            _ => None,
+        };
         self.counted_loop(
             zero,
-            |s, _, exit| {
-                let piece = s.rt(F::sspur_piece_next, &args);
-                // No piece left: the helper answers a pointer no string has.
-                let none = s.iconst(-1);
-                s.leave_unless(IntCC::NotEqual, piece[0], none, exit);
-                piece
+            |s, iv, exit| {
+                // A take or zip that has all it needs stops the loop
+                // before the next element is taken.
+                for st in &stages {
+                    if let Stage::Take { n, limit: len } | Stage::Zip { n, len, .. } = st {
+                        let k = s.b.use_var(*n);
+                        s.leave_unless(IntCC::SignedLessThan, k, *len, exit);
+                    }
+                }
+                match &src {
+                    Src::Range(lo, n) => {
+                        s.leave_unless(IntCC::SignedLessThan, iv, *n, exit);
+                        vec![s.b.ins().iadd(*lo, iv)]
+                    }
+                    Src::List(p, len, ety) => {
+                        s.leave_unless(IntCC::SignedLessThan, iv, *len, exit);
+                        s.elem_at(*p, iv, ety)
+                    }
+                    Src::Pieces(_) => {
+                        let args = cursor.as_deref().unwrap_or_default();
+                        let piece = s.rt(F::sspur_piece_next, args);
+                        // No piece left: the helper answers a pointer no
+                        // string has.
+                        let none = s.iconst(-1);
+                        s.leave_unless(IntCC::NotEqual, piece[0], none, exit);
+                        piece
+                    }
+                }
             },
-            |s, iv, piece, _| {
-                body(s, iv, piece);
-                true
+            |s, iv, mut v, next| {
+                for st in &stages {
+                    v = s.stage(st, v, next);
+                }
+                body(s, iv, v, next)
             },
         );
+    }
+
+    /// One element through one stage (a filter or drop that rejects it
+    /// goes on with the next element).
+    fn stage(&mut self, st: &Stage, v: Vals, next: Next) -> Vals {
+        let bump = |s: &mut Self, n: Variable| {
+            let k = s.b.use_var(n);
+            let k1 = s.b.ins().iadd_imm_s(k, 1);
+            s.b.def_var(n, k1);
+            k
+        };
+        match st {
+            Stage::Map { e, f, fty, out } => {
+                let x = self.at_call(*e, None, |s| s.call_closure(*f, fty, v));
+                self.fit(x, words(out))
+            }
+            Stage::Filter { e, f, fty } => {
+                let keep = self.at_call(*e, None, |s| s.call_closure(*f, fty, v.clone()))[0];
+                let go_on = self.b.create_block();
+                self.b.ins().brif(keep, go_on, &[], next.latch, &[]);
+                self.b.switch_to_block(go_on);
+                v
+            }
+            Stage::Enumerate { n, site, tys } => {
+                let k = bump(self, *n);
+                let site = *site;
+                self.tuple_of(tys, &[vec![k], v], site)
+            }
+            Stage::Zip {
+                n,
+                lo,
+                list,
+                site,
+                tys,
+                ..
+            } => {
+                let k = bump(self, *n);
+                let b = match list {
+                    Some(bty) => self.elem_at(*lo, k, bty),
+                    None => vec![self.b.ins().iadd(*lo, k)],
+                };
+                let site = *site;
+                self.tuple_of(tys, &[v, b], site)
+            }
+            Stage::Take { n, .. } => {
+                bump(self, *n);
+                v
+            }
+            Stage::Drop { n, count } => {
+                let k = self.b.use_var(*n);
+                let skip = self.b.ins().icmp(IntCC::SignedLessThan, k, *count);
+                let skip_b = self.b.create_block();
+                let go_on = self.b.create_block();
+                self.b.ins().brif(skip, skip_b, &[], go_on, &[]);
+                self.b.switch_to_block(skip_b);
+                let k1 = self.b.ins().iadd_imm_s(k, 1);
+                self.b.def_var(*n, k1);
+                self.b.ins().jump(next.latch, &[]);
+                self.b.switch_to_block(go_on);
+                v
+            }
+        }
+    }
+
+    /// A new tuple of two values (at `site`), as `enumerate` and `zip`
+    /// make them.
+    fn tuple_of(&mut self, tys: &[Ty; 2], vals: &[Vals; 2], site: Value) -> Vals {
+        let (offs, total) = offsets(tys.iter());
+        let p = self.alloc(total, site);
+        for (i, v) in vals.iter().enumerate() {
+            let v = self.fit(v.clone(), words(&tys[i]));
+            self.store_words(p, offs[i], &v);
+        }
+        vec![p]
+    }
+
+    /// The consumers that read no element list of their own, over a fused
+    /// stream (`len`, `is_empty`, `min`, `max`, `contains`, `counts`,
+    /// `join`): each element as the stream gives it.
+    pub(super) fn stream_consume(&mut self, e: ExprId, m: Method, ety: &Ty, a: &[Vals]) -> Vals {
+        let st = self.fused.take().expect("a fused stream");
+        match m {
+            Method::ListLen | Method::ListIsEmpty => {
+                let n = self.b.declare_var(I64);
+                let z = self.iconst(0);
+                self.b.def_var(n, z);
+                self.run_stream(st, |s, _, _, _| {
+                    let k = s.b.use_var(n);
+                    let k1 = s.b.ins().iadd_imm_s(k, 1);
+                    s.b.def_var(n, k1);
+                    true
+                });
+                let n = self.b.use_var(n);
+                if m == Method::ListLen {
+                    vec![n]
+                } else {
+                    let c = self.b.ins().icmp_imm_s(IntCC::Equal, n, 0);
+                    vec![self.bool_val(c)]
+                }
+            }
+            Method::ListMin | Method::ListMax => {
+                // The first element, then each one strictly better (the
+                // first of equal ones stays; a NaN never wins).
+                let best = self.b.declare_var(I64);
+                let seen = self.b.declare_var(I64);
+                let z = self.iconst(0);
+                self.b.def_var(best, z);
+                self.b.def_var(seen, z);
+                let is_f = *ety == Ty::F64;
+                let want_max = m == Method::ListMax;
+                self.run_stream(st, |s, _, v, _| {
+                    let x = v[0];
+                    let b = s.b.use_var(best);
+                    let better = if is_f {
+                        let (xf, bf) = (s.as_float(x), s.as_float(b));
+                        let cc = if want_max {
+                            FloatCC::GreaterThan
+                        } else {
+                            FloatCC::LessThan
+                        };
+                        s.b.ins().fcmp(cc, xf, bf)
+                    } else {
+                        let cc = if want_max {
+                            IntCC::SignedGreaterThan
+                        } else {
+                            IntCC::SignedLessThan
+                        };
+                        s.b.ins().icmp(cc, x, b)
+                    };
+                    let first = s.b.use_var(seen);
+                    let first = s.b.ins().icmp_imm_s(IntCC::Equal, first, 0);
+                    let take = s.b.ins().bor(better, first);
+                    let nb = s.b.ins().select(take, x, b);
+                    s.b.def_var(best, nb);
+                    let one = s.iconst(1);
+                    s.b.def_var(seen, one);
+                    true
+                });
+                let seen = self.b.use_var(seen);
+                let empty = self.b.ins().icmp_imm_s(IntCC::Equal, seen, 0);
+                let msg = format!("{} of an empty list", m.name());
+                self.trap_if(empty, |s| s.trap_msg(e, &msg));
+                vec![self.b.use_var(best)]
+            }
+            Method::ListContains => {
+                let x = self.spill(&a[0]);
+                let t = self.ty_id(ety);
+                let w = words(ety);
+                let done = self.b.create_block();
+                self.b.append_block_param(done, I64);
+                self.run_stream(st, |s, _, v, next| {
+                    // The runtime's comparison, on a one-element list.
+                    let v = s.fit(v, w);
+                    let one = s.spill(&v);
+                    let n1 = s.iconst(1);
+                    let hit = s.rt1(F::sspur_list_contains, &[one, n1, x, t]);
+                    let yes = s.iconst(1);
+                    let go_on = s.b.create_block();
+                    s.b.ins().brif(hit, done, &super::ba(&[yes]), go_on, &[]);
+                    s.b.switch_to_block(go_on);
+                    let _ = next;
+                    true
+                });
+                let no = self.iconst(0);
+                self.b.ins().jump(done, &super::ba(&[no]));
+                self.b.switch_to_block(done);
+                vec![self.b.block_params(done)[0]]
+            }
+            Method::ListCounts => {
+                use rt::helpers::map::{KEY_STR, KEY_WORD};
+                let kind = self.iconst(if *ety == Ty::Str { KEY_STR } else { KEY_WORD } as i64);
+                let site = self.site(e);
+                let map = self.rt1(F::sspur_map_new, &[kind, site]);
+                self.run_stream(st, |s, _, v, _| {
+                    let k = s.fit(v, 2);
+                    s.rt(F::sspur_counts_add, &[map, k[0], k[1], site]);
+                    true
+                });
+                vec![map]
+            }
+            Method::ListJoin => {
+                let sb = self.rt1(F::sspur_sb_new_sep, &[a[0][0], a[0][1]]);
+                self.run_stream(st, |s, _, v, _| {
+                    s.rt(F::sspur_sb_piece, &[sb, v[0], v[1]]);
+                    true
+                });
+                let site = self.site(e);
+                self.rt(F::sspur_sb_finish, &[sb, site])
+            }
+            _ => unreachable!("{m:?} runs over a stream through each"),
+        }
     }
 }

@@ -2,11 +2,11 @@
 //! family (lists, lists with a closure, strings, maps, numbers) lowers its
 //! own.
 
-use super::fusion::Src;
+use super::fusion::Stream;
 use super::{ba, flags, Lowerer, Vals};
 use crate::layout::{elem_of, elem_size, has_pointers, words};
 use crate::rtfns::F;
-use ::ir::{ExprId, ExprKind, Method, Ty};
+use ::ir::{ExprId, Method, Ty};
 use cranelift_codegen::ir::{condcodes::IntCC, types::F64, types::I64, InstBuilder, Value};
 use cranelift_frontend::Variable;
 
@@ -27,9 +27,8 @@ struct MethodCall<'c> {
 impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     /// Runs `body(self, i, elem)` for each element of `(p, len)`; `body`
     /// may branch out of the loop but must leave the builder in a block
-    /// that continues with the next element. A fused range receiver
-    /// (`fused_src`) gives `lo + i` instead of loading; fused pieces run
-    /// `each_piece` instead.
+    /// that continues with the next element. Under a fused chain
+    /// (`self.fused`) the elements come from its stream instead.
     pub(super) fn each(
         &mut self,
         p: Value,
@@ -37,26 +36,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         ety: &Ty,
         body: impl FnOnce(&mut Self, Value, Vals),
     ) {
-        let range_lo = match self.fused_src.take() {
-            Some(Src::Pieces(pieces)) => return self.each_piece(pieces, body),
-            Some(Src::Range(lo)) => Some(lo),
-            None => None,
+        let st = match self.fused.take() {
+            Some(st) => st,
+            None => Stream::list(p, len, ety.clone()),
         };
-        let zero = self.iconst(0);
-        self.counted_loop(
-            zero,
-            |s, iv, exit| {
-                s.leave_unless(IntCC::SignedLessThan, iv, len, exit);
-                match range_lo {
-                    Some(lo) => vec![s.b.ins().iadd(lo, iv)],
-                    None => s.elem_at(p, iv, ety),
-                }
-            },
-            |s, iv, elem, _| {
-                body(s, iv, elem);
-                true
-            },
-        );
+        self.run_stream(st, |s, i, v, _| {
+            body(s, i, v);
+            true
+        });
     }
 
     pub(super) fn fn_ret(fty: &Ty) -> Ty {
@@ -76,30 +63,17 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     ) -> Option<Vals> {
         use Method::*;
         let rty = self.body[recv].ty.clone();
-        // A range receiver of a method that reads it once in order is
-        // never built: the method runs over lo, lo + 1, ... (the ownership
-        // pass makes no temporary of it).
-        let fused = match &self.body[recv].kind {
-            ExprKind::Range { lo, hi } if ::ir::methods::iterates_range_in_place(m) => {
-                Some((*lo, *hi))
-            }
-            _ => None,
+        // A fused chain's lists are never built: its source and stages
+        // become a stream the method's loop runs over (`each`).
+        let stream = match self.plan.fused_consumer(e).cloned() {
+            Some(c) => Some(self.stream(&c)?),
+            None => None,
         };
-        // A piece source (`s.words` in `s.words.counts`) is never built
-        // either: the pieces are cut one at a time as the method asks.
-        let pieces = match self.piece_source(recv, m) {
-            Some(src) if fused.is_none() => Some(self.pieces(src)?),
-            _ => None,
-        };
-        let r = match fused {
-            _ if pieces.is_some() => vec![self.iconst(0), self.iconst(0)],
-            Some((lo, hi)) => {
-                let lo = self.expr(lo)?[0];
-                let hi = self.expr(hi)?[0];
-                let site = self.site(recv);
-                let n = self.rt1(F::sspur_range_len, &[lo, hi, site]);
-                vec![lo, n]
-            }
+        let r = match &stream {
+            Some(st) => match st.direct_range() {
+                Some((lo, n)) => vec![lo, n],
+                None => vec![self.iconst(0), self.iconst(0)],
+            },
             None => self.expr(recv)?,
         };
         let mut a = Vec::new();
@@ -120,13 +94,19 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             r,
             a,
         };
-        self.fused_src = match &pieces {
-            Some(p) => Some(Src::Pieces(p.clone())),
-            None => fused.map(|_| Src::Range(call.r[0])),
-        };
+        let pieces = stream.as_ref().and_then(|s| s.direct_pieces()).cloned();
+        let range_len = stream.as_ref().is_some_and(|s| s.direct_range().is_some())
+            && matches!(m, ListLen | ListIsEmpty);
+        let streamed = stream.is_some() && !range_len;
+        self.fused = stream;
         let out = match m {
             ListLen | ListIsEmpty | ListCounts if pieces.is_some() => {
                 Some(self.pieces_direct(e, m, pieces.as_ref()?))
+            }
+            ListLen | ListIsEmpty | ListMin | ListMax | ListContains | ListCounts | ListJoin
+                if streamed =>
+            {
+                Some(self.stream_consume(e, m, &call.ety, &call.a))
             }
             ListLen | StrLen => one(call.r[1]),
             ListIsEmpty | StrIsEmpty => {
@@ -152,7 +132,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 self.option_method(call)
             }
         };
-        self.fused_src = None;
+        self.fused = None;
         out
     }
 

@@ -58,6 +58,10 @@ pub struct Shared<'m> {
     pub fake_statics: bool,
     /// Sspur call positions, for trap call chains.
     pub calls: crate::callsites::Calls,
+    /// What each function may do besides computing (for fusion).
+    pub effects: ::ir::effects::Effects,
+    /// Each body's fusion plan, made once for it and its lambdas.
+    pub plans: HashMap<FnId, std::rc::Rc<::ir::fusion::Plan>>,
 }
 
 impl Shared<'_> {
@@ -189,9 +193,11 @@ pub struct Lowerer<'a, 'm, 'f> {
     loops: Vec<(clif::Block, clif::Block)>,
     frefs: HashMap<FuncId, clif::FuncRef>,
     ret_words: usize,
-    /// The source the next `each` iterates in place instead of loading
-    /// list elements (a fused range or piece-source receiver).
-    fused_src: Option<fusion::Src>,
+    /// The stream the next `each` runs over instead of loading list
+    /// elements (a fused chain's source and stages).
+    fused: Option<fusion::Stream>,
+    /// The body's fusion plan.
+    plan: std::rc::Rc<::ir::fusion::Plan>,
 }
 
 fn ba(vals: &[Value]) -> Vec<BlockArg> {
@@ -211,6 +217,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         ret: &Ty,
     ) -> Self {
         let body = prog.body(owner);
+        let plan = match sh.plans.get(&owner) {
+            Some(p) => p.clone(),
+            None => {
+                let p = std::rc::Rc::new(::ir::fusion::Plan::of(prog, &sh.effects, owner));
+                sh.plans.insert(owner, p.clone());
+                p
+            }
+        };
         Lowerer {
             sh,
             prog,
@@ -221,7 +235,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             loops: Vec::new(),
             frefs: HashMap::new(),
             ret_words: words(ret).max(1),
-            fused_src: None,
+            fused: None,
+            plan,
         }
     }
 
@@ -346,7 +361,15 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     /// puts them at the next site id).
     fn site_with_tuples(&mut self, e: ExprId) -> Value {
         let site = self.site(e);
-        let list = self.sh.sites[self.sh.sites.len() - 1].clone();
+        self.tuple_site(e);
+        site
+    }
+
+    /// The site of the tuples a method makes (enumerate, zip, entries),
+    /// named after the list's site at `e`.
+    fn tuple_site(&mut self, e: ExprId) -> Value {
+        self.site(e);
+        let list = self.sh.sites.pop().expect("just pushed");
         let what = match &self.body[e].kind {
             ExprKind::Method { method, .. } => format!("tuple from {}", method.name()),
             _ => "tuple".into(),
@@ -356,7 +379,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             key: list.key.map(|(f, e, _)| (f, e, true)),
             ..list
         });
-        site
+        let id = self.sh.sites.len();
+        self.iconst(id as i64)
     }
 
     /// A new allocation site for expression `e`: its id (1-based, 0 is

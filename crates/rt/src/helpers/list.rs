@@ -430,12 +430,25 @@ pub unsafe extern "C" fn sspur_list_counts(p: u64, len: u64, t: u32, site: u32) 
         unsafe {
             let e = elem(p, i, w);
             let (k0, k1) = (e.read(), if is_str { e.add(1).read() } else { 0 });
-            let v = super::map::sspur_map_find(m, k0, k1);
-            let n = if v.is_null() { 1 } else { v.read() + 1 };
-            super::map::sspur_map_put(m, k0, k1, n, 0, site);
+            sspur_counts_add(m, k0, k1, site);
         }
     }
     m
+}
+
+/// One more of key `(k0, k1)` in a map of counts (`counts`, one element
+/// at a time: a list's, a piece's, a fused chain's).
+///
+/// # Safety
+/// `m` must be a live map from the key's type to Int, `(k0, k1)` a live
+/// key of that type (`k1` 0 for a one-word key).
+pub unsafe extern "C" fn sspur_counts_add(m: *mut u64, k0: u64, k1: u64, site: u32) {
+    // SAFETY: the contract; the count is read before the put.
+    unsafe {
+        let v = super::map::sspur_map_find(m, k0, k1);
+        let n = if v.is_null() { 1 } else { v.read() + 1 };
+        super::map::sspur_map_put(m, k0, k1, n, 0, site);
+    }
 }
 
 /// `xs.enumerate`: a fresh list of `(Int, T)` tuples.

@@ -157,11 +157,7 @@ pub unsafe extern "C" fn sspur_piece_counts(
         let k = view(&b[start..end]);
         // SAFETY: `m` is the live map made above and `k` a view of the
         // live string; the count is read before the next put.
-        unsafe {
-            let v = super::map::sspur_map_find(m, k.0, k.1);
-            let n = if v.is_null() { 1 } else { v.read() + 1 };
-            super::map::sspur_map_put(m, k.0, k.1, n, 0, site);
-        }
+        unsafe { super::list::sspur_counts_add(m, k.0, k.1, site) };
         c = next_c;
     }
     std::hint::black_box(p);

@@ -1,0 +1,513 @@
+//! Pipeline fusion: which chains of list methods run as one loop with no
+//! list between their stages. The ownership pass (no temporary for a list
+//! that is never built, `explain`), the native backend (the loop) and the
+//! printer (`[fused: ...]`) all read the same [`Plan`] of a body.
+//!
+//! A chain is a source (a range literal, a piece source such as
+//! `s.words`, or any other list expression), then stages (`map`, `filter`,
+//! `enumerate`, `zip`, `take`, `drop`), then a consumer (`fold`, `sum`,
+//! `len`, `is_empty`, `any`, `all`, `find`, `contains`, `min`, `max`,
+//! `join`, `counts`, or a `for`). A range or piece source read directly by
+//! its consumer (`(0..n).map(f)`, `s.words.counts`) is a chain without
+//! stages; so are `map`, `filter` and `flat_map` of a range.
+//!
+//! Fused, the elements go through the stages one at a time: the calls of
+//! the stages' lambdas interleave, the stages' arguments are evaluated
+//! before the loop, and the loop stops as soon as a `take`, a `zip` or the
+//! consumer needs nothing more. Unfused, each stage runs over every element
+//! before the next starts. The two are observably the same when at most one
+//! part of the chain has an effect ([`crate::effects`]) and every lambda
+//! before a place the loop can stop has none; otherwise the chain is
+//! refused and runs unfused, and the refusal says why.
+
+use crate::effects::{Effect, Effects};
+use crate::{Body, ExprId, ExprKind, Method, Program, StmtId, StmtKind, Ty};
+use std::collections::HashMap;
+
+/// Where a chain's elements come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A range literal: never built.
+    Range,
+    /// `chars`, `words`, `lines` or `split(sep)` of a string: the pieces
+    /// are cut one at a time, the list never built.
+    Pieces(Method),
+    /// A list that exists anyway (a name, a field, ...): read in place.
+    List,
+}
+
+/// What takes the chain's elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Consumer {
+    /// A method call (its expression).
+    Method(ExprId),
+    /// A `for` statement and its body.
+    For(StmtId, ExprId),
+}
+
+/// A part of a chain that may have an effect, in unfused order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Point {
+    /// The stage or consumer (a method expression, or a `for`'s body).
+    pub at: ExprId,
+    pub part: Part,
+    pub effect: Effect,
+}
+
+/// Which part of a stage or consumer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Its arguments (run once, before its loop; a `take`/`drop` count's
+    /// check counts here).
+    Args,
+    /// Its lambda (run per element).
+    Lambda,
+    /// A `for`'s body (run per element).
+    Body,
+}
+
+/// Why a chain runs unfused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Two parts with effects: unfused, all of `first`'s runs happen before
+    /// `second`'s; fused they would interleave.
+    TwoEffects { first: Point, second: Point },
+    /// `cut` (a take, a zip, a consumer that stops early, a `for` body
+    /// that breaks or returns) stops the loop, but unfused `effect`'s
+    /// lambda runs over every element before it.
+    EffectBeforeCut { effect: Point, cut: ExprId },
+    /// The source list is made by the chain's own expression: its
+    /// temporary would be freed after the first stage, not the consumer.
+    SourceMadeHere { source: ExprId },
+    /// An argument (of `stage`) makes a list or string that would be a
+    /// temporary of its own.
+    ArgMadeHere { stage: ExprId, arg: ExprId },
+    /// `zip` with something other than a range or a name.
+    ZipOther { stage: ExprId },
+}
+
+/// Whether a chain is fused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Fused,
+    Refused(Refusal),
+}
+
+/// One chain of a body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chain {
+    pub consumer: Consumer,
+    /// The stages' method expressions, the one nearest the source first.
+    pub stages: Vec<ExprId>,
+    /// The source expression (for pieces, the `words`/... call).
+    pub source: ExprId,
+    pub kind: SourceKind,
+    /// The range literals `zip` stages pair with (never built either).
+    pub zip_ranges: Vec<ExprId>,
+    pub verdict: Verdict,
+}
+
+impl Chain {
+    pub fn fused(&self) -> bool {
+        self.verdict == Verdict::Fused
+    }
+
+    /// The lists a fused chain never builds: a range or piece source, and
+    /// every stage's list.
+    pub fn unbuilt(&self) -> impl Iterator<Item = ExprId> + '_ {
+        let src = (self.kind != SourceKind::List).then_some(self.source);
+        src.into_iter()
+            .chain(self.stages.iter().copied())
+            .chain(self.zip_ranges.iter().copied())
+    }
+
+    /// The names of the parts, source to consumer (`range -> map -> sum`).
+    pub fn names(&self, body: &Body) -> Vec<&'static str> {
+        let mut out = vec![match self.kind {
+            SourceKind::Range => "range",
+            SourceKind::Pieces(m) => m.name(),
+            SourceKind::List => "list",
+        }];
+        for &s in &self.stages {
+            out.push(method_of(body, s).map_or("?", |m| m.name()));
+        }
+        out.push(match self.consumer {
+            Consumer::Method(e) => method_of(body, e).map_or("?", |m| m.name()),
+            Consumer::For(..) => "for",
+        });
+        out
+    }
+}
+
+fn method_of(body: &Body, e: ExprId) -> Option<Method> {
+    match &body[e].kind {
+        ExprKind::Method { method, .. } => Some(*method),
+        _ => None,
+    }
+}
+
+/// Every chain of one body.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub chains: Vec<Chain>,
+    /// Consumer method expression -> chain.
+    by_consumer: HashMap<ExprId, usize>,
+    /// `for` statement -> chain.
+    by_for: HashMap<StmtId, usize>,
+    /// A list a fused chain never builds -> chain.
+    unbuilt: HashMap<ExprId, usize>,
+}
+
+impl Plan {
+    /// The plan of function `f` (effects: [`Effects::of`] the program).
+    pub fn of(program: &Program, effects: &Effects, f: crate::FnId) -> Plan {
+        Plan::body(program.body(f), effects)
+    }
+
+    pub fn body(body: &Body, effects: &Effects) -> Plan {
+        let mut plan = Plan::default();
+        let collects = |e: ExprId| {
+            matches!(
+                method_of(body, e),
+                Some(Method::ListMap | Method::ListFilter | Method::ListFlatMap)
+            )
+        };
+        // Consumers that take elements, then `for`s, then `map`, `filter`
+        // and `flat_map` of a range that no fused chain has as a stage.
+        for (e, _) in body.exprs.iter() {
+            if !collects(e) {
+                plan.add_found(find_chain(body, effects, Consumer::Method(e)));
+            }
+        }
+        for (s, stmt) in body.stmts.iter() {
+            if let StmtKind::For { body: b, .. } = &stmt.kind {
+                plan.add_found(find_chain(body, effects, Consumer::For(s, *b)));
+            }
+        }
+        for (e, _) in body.exprs.iter() {
+            if collects(e) && !plan.unbuilt.contains_key(&e) {
+                plan.add_found(find_chain(body, effects, Consumer::Method(e)));
+            }
+        }
+        plan
+    }
+
+    fn add_found(&mut self, chain: Option<Chain>) {
+        if let Some(c) = chain {
+            self.add(c);
+        }
+    }
+
+    fn add(&mut self, chain: Chain) {
+        let i = self.chains.len();
+        match chain.consumer {
+            Consumer::Method(e) => {
+                self.by_consumer.insert(e, i);
+            }
+            Consumer::For(s, _) => {
+                self.by_for.insert(s, i);
+            }
+        }
+        if chain.fused() {
+            for e in chain.unbuilt() {
+                self.unbuilt.insert(e, i);
+            }
+        }
+        self.chains.push(chain);
+    }
+
+    /// The fused chain method `e` consumes.
+    pub fn fused_consumer(&self, e: ExprId) -> Option<&Chain> {
+        let c = &self.chains[*self.by_consumer.get(&e)?];
+        c.fused().then_some(c)
+    }
+
+    /// The fused chain `for` statement `s` consumes.
+    pub fn fused_for(&self, s: StmtId) -> Option<&Chain> {
+        let c = &self.chains[*self.by_for.get(&s)?];
+        c.fused().then_some(c)
+    }
+
+    /// The fused chain that never builds list `e`.
+    pub fn unbuilt(&self, e: ExprId) -> Option<&Chain> {
+        self.unbuilt.get(&e).map(|&i| &self.chains[i])
+    }
+
+    /// The chain (fused or not) method `e` consumes.
+    pub fn chain_of_consumer(&self, e: ExprId) -> Option<&Chain> {
+        self.by_consumer.get(&e).map(|&i| &self.chains[i])
+    }
+}
+
+/// Whether `m` can be a stage (its list is only read by the next part).
+fn is_stage(m: Method) -> bool {
+    use Method::*;
+    matches!(
+        m,
+        ListMap | ListFilter | ListEnumerate | ListZip | ListTake | ListDrop
+    )
+}
+
+/// Whether consumer `m` stops before the last element when it can.
+fn consumer_cuts(m: Method) -> bool {
+    use Method::*;
+    matches!(m, ListAny | ListAll | ListFind | ListContains)
+}
+
+/// Whether `m` takes a chain's elements one at a time.
+fn is_consumer(m: Method) -> bool {
+    use Method::*;
+    matches!(
+        m,
+        ListLen
+            | ListIsEmpty
+            | ListSum
+            | ListMin
+            | ListMax
+            | ListJoin
+            | ListCounts
+            | ListFold
+            | ListAny
+            | ListAll
+            | ListFind
+            | ListContains
+    )
+}
+
+/// Whether a `for` body can leave the loop early.
+fn breaks(body: &Body, e: ExprId) -> bool {
+    let mut found = false;
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        match &body[x].kind {
+            ExprKind::Break | ExprKind::Return(_) => found = true,
+            // A lambda's return leaves the lambda only.
+            ExprKind::Lambda { .. } => continue,
+            ExprKind::Block { stmts, tail } => {
+                for s in stmts {
+                    match &body[*s].kind {
+                        StmtKind::Let { init, .. } | StmtKind::Var { init, .. } => {
+                            stack.push(*init)
+                        }
+                        StmtKind::Assign { value, .. } => stack.push(*value),
+                        StmtKind::Expr(x) => stack.push(*x),
+                        StmtKind::For { iter, body, .. } => stack.extend([*iter, *body]),
+                        StmtKind::While { cond, body } => stack.extend([*cond, *body]),
+                        StmtKind::Drop(_) => {}
+                    }
+                }
+                stack.extend(*tail);
+            }
+            k => stack.extend(crate::visit::children(k)),
+        }
+    }
+    found
+}
+
+/// Whether an argument needs no temporary of its own: it makes no list or
+/// string block (a name, a literal, a lambda, or a value of another type).
+fn arg_is_plain(body: &Body, a: ExprId) -> bool {
+    if !matches!(body[a].ty, Ty::List(_) | Ty::Str) {
+        return true;
+    }
+    matches!(
+        body[a].kind,
+        ExprKind::Local(_) | ExprKind::Lit(_) | ExprKind::Field { .. }
+    )
+}
+
+/// The chain `consumer` ends, if it is one.
+fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chain> {
+    let (top, cm) = match consumer {
+        Consumer::Method(e) => match &body[e].kind {
+            ExprKind::Method {
+                method, receiver, ..
+            } => (*receiver, Some(*method)),
+            _ => return None,
+        },
+        Consumer::For(s, _) => match &body[s].kind {
+            StmtKind::For { iter, .. } => (*iter, None),
+            _ => return None,
+        },
+    };
+    // Walk down the stages to the source.
+    let mut stages = Vec::new();
+    let mut at = top;
+    loop {
+        match &body[at].kind {
+            ExprKind::Method {
+                method, receiver, ..
+            } if is_stage(*method) && stages.len() < 64 => {
+                stages.push(at);
+                at = *receiver;
+            }
+            _ => break,
+        }
+    }
+    stages.reverse();
+    let kind = match &body[at].kind {
+        ExprKind::Range { .. } => SourceKind::Range,
+        ExprKind::Method { method, .. } if crate::methods::is_piece_source(*method) => {
+            SourceKind::Pieces(*method)
+        }
+        _ => SourceKind::List,
+    };
+    let collect = matches!(
+        cm,
+        Some(Method::ListMap | Method::ListFilter | Method::ListFlatMap)
+    );
+    match cm {
+        // map, filter and flat_map build their list: only straight off a
+        // range (the range is not built).
+        Some(_) if collect && (!stages.is_empty() || kind != SourceKind::Range) => {
+            return None;
+        }
+        Some(_) if collect => {}
+        Some(m) if !is_consumer(m) => return None,
+        _ => {}
+    }
+    if stages.is_empty() && kind == SourceKind::List {
+        return None;
+    }
+    // A `for` over a range is a loop over integers already.
+    if cm.is_none() && stages.is_empty() && kind == SourceKind::Range {
+        return None;
+    }
+    let verdict = match judge(body, effects, consumer, &stages, at, kind) {
+        Some(r) => Verdict::Refused(r),
+        None => Verdict::Fused,
+    };
+    let zip_ranges = stages
+        .iter()
+        .filter_map(|&s| match &body[s].kind {
+            ExprKind::Method {
+                method: Method::ListZip,
+                args,
+                ..
+            } => args
+                .first()
+                .copied()
+                .filter(|a| matches!(body[*a].kind, ExprKind::Range { .. })),
+            _ => None,
+        })
+        .collect();
+    Some(Chain {
+        consumer,
+        stages,
+        source: at,
+        kind,
+        zip_ranges,
+        verdict,
+    })
+}
+
+/// Why the chain must not be fused, if it must not.
+fn judge(
+    body: &Body,
+    effects: &Effects,
+    consumer: Consumer,
+    stages: &[ExprId],
+    source: ExprId,
+    kind: SourceKind,
+) -> Option<Refusal> {
+    if kind == SourceKind::List && !arg_is_plain(body, source) {
+        return Some(Refusal::SourceMadeHere { source });
+    }
+    // The parts in unfused order, and where the loop may stop.
+    let mut points: Vec<Point> = Vec::new();
+    let mut lambdas_before: Vec<Point> = Vec::new();
+    let parts = stages.iter().map(|&s| (s, false)).chain(match consumer {
+        Consumer::Method(e) => Some((e, true)),
+        Consumer::For(..) => None,
+    });
+    for (s, is_consumer) in parts {
+        let ExprKind::Method { method, args, .. } = &body[s].kind else {
+            continue;
+        };
+        let m = *method;
+        // A stage that stops the loop early: everything before it must be
+        // pure (it would otherwise run over every element first).
+        let cuts =
+            matches!(m, Method::ListTake | Method::ListZip) || (is_consumer && consumer_cuts(m));
+        if cuts {
+            if let Some(p) = lambdas_before.first() {
+                return Some(Refusal::EffectBeforeCut { effect: *p, cut: s });
+            }
+        }
+        let mut arg_effect = None;
+        let mut lambda_effect = None;
+        for (i, &a) in args.iter().enumerate() {
+            let is_fn = matches!(body[a].ty, Ty::Fn(..));
+            if m == Method::ListZip && !is_fn {
+                let ok = matches!(body[a].kind, ExprKind::Range { .. } | ExprKind::Local(_));
+                if !ok {
+                    return Some(Refusal::ZipOther { stage: s });
+                }
+                if let ExprKind::Range { lo, hi } = body[a].kind {
+                    arg_effect = arg_effect
+                        .or_else(|| effects.expr(body, lo))
+                        .or_else(|| effects.expr(body, hi));
+                    continue;
+                }
+            }
+            if !arg_is_plain(body, a) {
+                return Some(Refusal::ArgMadeHere { stage: s, arg: a });
+            }
+            arg_effect = arg_effect.or_else(|| effects.expr(body, a));
+            if is_fn {
+                lambda_effect = lambda_effect.or_else(|| effects.call(body, a));
+            }
+            // take/drop trap on a negative count.
+            if matches!(m, Method::ListTake | Method::ListDrop) && i == 0 {
+                let non_negative =
+                    matches!(body[a].kind, ExprKind::Lit(crate::Lit::Int(n)) if n >= 0);
+                if !non_negative && arg_effect.is_none() {
+                    arg_effect = Some(Effect {
+                        kind: crate::effects::EffectKind::Traps,
+                        at: s,
+                        via: None,
+                    });
+                }
+            }
+        }
+        if let Some(effect) = arg_effect {
+            points.push(Point {
+                at: s,
+                part: Part::Args,
+                effect,
+            });
+        }
+        if let Some(effect) = lambda_effect {
+            let p = Point {
+                at: s,
+                part: Part::Lambda,
+                effect,
+            };
+            points.push(p);
+            lambdas_before.push(p);
+        }
+    }
+    if let Consumer::For(_, b) = consumer {
+        if breaks(body, b) {
+            if let Some(p) = lambdas_before.first() {
+                return Some(Refusal::EffectBeforeCut { effect: *p, cut: b });
+            }
+        }
+        if let Some(effect) = effects.expr(body, b) {
+            points.push(Point {
+                at: b,
+                part: Part::Body,
+                effect,
+            });
+        }
+    }
+    // Once a per-element part has an effect, no later part may have one
+    // (arguments included: unfused they run after all of its calls).
+    let first = points.iter().position(|p| p.part != Part::Args)?;
+    points[first + 1..]
+        .first()
+        .map(|second| Refusal::TwoEffects {
+            first: points[first],
+            second: *second,
+        })
+}
