@@ -17,7 +17,8 @@ use la_arena::ArenaMap;
 /// What an effect is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EffectKind {
-    /// Writes output (`print`, `log`) or reads input once (`read_stdin`).
+    /// Writes output (`print`, `log`, `eprint`, a file) or reads input
+    /// once (`read_stdin`, `read_lines`).
     Prints,
     /// May stop the program with a trap.
     Traps,
@@ -192,6 +193,8 @@ fn method_traps(m: Method) -> bool {
             | StrToF64
             | F64ToInt
             | OptUnwrap
+            | ListSet
+            | MapUpdate
     )
 }
 
@@ -271,10 +274,17 @@ impl Walk<'_> {
             ExprKind::Call { callee, .. } => match callee {
                 Callee::Fn(f) => self.call_fn(*f, e),
                 Callee::Builtin(b) => match b {
-                    Builtin::Print | Builtin::Log | Builtin::ReadStdin => {
-                        Self::at(EffectKind::Prints, e)
+                    Builtin::Print
+                    | Builtin::Log
+                    | Builtin::Eprint
+                    | Builtin::ReadStdin
+                    | Builtin::ReadLines
+                    | Builtin::WriteFile
+                    | Builtin::AppendFile => Self::at(EffectKind::Prints, e),
+                    // Ending the program is what a trap does.
+                    Builtin::Trap | Builtin::Exit | Builtin::ReadFile => {
+                        Self::at(EffectKind::Traps, e)
                     }
-                    Builtin::Trap | Builtin::ReadFile => Self::at(EffectKind::Traps, e),
                     Builtin::EmptyMap | Builtin::Args => None,
                 },
                 Callee::Value(_) => Self::at(EffectKind::CallsUnknown, e),
