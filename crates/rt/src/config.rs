@@ -50,9 +50,9 @@ impl Settings {
     pub const DEFAULT: Settings = Settings {
         mem: MemMode::Default,
         gc_stats: StatsMode::Off,
-        gc_min_bytes: 32 << 20,
+        gc_min_bytes: 4 << 20,
         gc_factor: 2.0,
-        gc_young_bytes: 4 << 20,
+        gc_young_bytes: 2 << 20,
         stress_bytes: 0,
         alloc_report: false,
         fail_alloc_at: 0,

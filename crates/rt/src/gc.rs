@@ -30,7 +30,7 @@
 //! writes only into blocks it allocated and holds (remembered at every
 //! collection they live through) or through the runtime's barriered paths.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::config::MemMode;
 use crate::heap::{Page, LARGE, NUM_CLASSES, POINTER};
@@ -170,12 +170,15 @@ struct Marker {
     held: Vec<(usize, usize)>,
     /// Bytes of young blocks marked (promoted) by a minor collection.
     promoted: usize,
+    /// Bytes of remembered blocks a minor collection scanned.
+    remembered_bytes: usize,
     minor: bool,
 }
 
 #[inline(never)]
 fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     let start = Instant::now();
+    let cpu_start = thread_cpu_time();
     rt.in_gc = true;
     let minor = kind == Kind::Minor;
     let young_before = rt.heap.young_bytes;
@@ -191,6 +194,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         found: Vec::new(),
         held: Vec::new(),
         promoted: 0,
+        remembered_bytes: 0,
         minor,
     };
     // The stack: dead words may point at quarantined blocks: not reported.
@@ -263,13 +267,22 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
             rt.remembered.push(page.block_addr(i));
         }
     }
-    pace(rt, kind, young_before, m.promoted);
+    pace(rt, kind, young_before, m.promoted, m.remembered_bytes);
     let pause = start.elapsed();
+    let cpu = thread_cpu_time().saturating_sub(cpu_start);
     let g = &mut rt.gc;
     match kind {
-        Kind::Minor => g.minor += 1,
-        Kind::Major => g.major += 1,
+        Kind::Minor => {
+            g.minor += 1;
+            g.longest_minor = g.longest_minor.max(pause);
+        }
+        Kind::Major => {
+            g.major += 1;
+            g.longest_major = g.longest_major.max(pause);
+        }
     }
+    g.cpu_total += cpu;
+    g.cpu_longest = g.cpu_longest.max(cpu);
     g.promoted_bytes += m.promoted as u64;
     g.freed_bytes += freed as u64;
     g.total_pause += pause;
@@ -278,15 +291,31 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     rt.in_gc = false;
 }
 
+/// The calling thread's CPU time so far.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a live local the call writes; the clock id is a
+    // constant every Linux kernel supports (on failure `ts` stays zero).
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Sets the next collection's budgets from what this one found.
 ///
 /// Minor: the young budget is `SSPUR_GC_YOUNG_MB` scaled by the survival
 /// rate (1x when nothing survived, up to 4x when everything did): when most
 /// young blocks live, a bigger nursery lets more of them die before they
-/// are promoted, and fixed costs (the stack, the remembered set) are paid
-/// less often. Major: the old generation may grow to
+/// are promoted. It is also at least the bytes of remembered blocks the
+/// minor collection scanned (a large list held across collections is
+/// scanned by each one), so that fixed cost stays below the work of
+/// allocating the nursery. Either way it grows past `SSPUR_GC_YOUNG_MB`
+/// only up to half the old generation, so a small live set keeps a small
+/// nursery. Major: the old generation may grow to
 /// max(`SSPUR_GC_MIN_MB`, `SSPUR_GC_FACTOR` x live) before the next one.
-fn pace(rt: &mut Rt, kind: Kind, young_before: usize, promoted: usize) {
+fn pace(rt: &mut Rt, kind: Kind, young_before: usize, promoted: usize, remembered: usize) {
     let base = rt.settings.gc_young_bytes;
     let survival = if young_before == 0 {
         0.0
@@ -297,15 +326,19 @@ fn pace(rt: &mut Rt, kind: Kind, young_before: usize, promoted: usize) {
         let target = (rt.heap.old_bytes as f64 * rt.settings.gc_factor) as usize;
         rt.major_threshold = target.max(rt.settings.gc_min_bytes);
         rt.live_after_gc = rt.heap.old_bytes;
+        rt.gc.max_live_bytes = rt.gc.max_live_bytes.max(rt.heap.old_bytes as u64);
     }
     let scale = if kind == Kind::Minor {
         1.0 + 3.0 * survival
     } else {
         1.0
     };
-    rt.heap.young_budget = ((base as f64) * scale) as usize;
+    let want = (((base as f64) * scale) as usize).max(remembered);
+    let cap = base.max(rt.heap.old_bytes / 2);
+    rt.heap.young_budget = want.min(cap);
     rt.heap.young_bytes = 0;
     rt.heap.want_major = false;
+    rt.heap.trim_retained();
 }
 
 /// Makes the bits exact: records pending bump ranges and moves every free
@@ -455,6 +488,7 @@ fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
         return;
     }
     let (b, len) = (page.block_addr(i), page.block_size);
+    m.remembered_bytes += len;
     scan(rt, b, len, m);
     drain(rt, m);
 }

@@ -28,6 +28,8 @@ pub const MAX_SMALL: usize = 32 << 10;
 pub const NUM_CLASSES: usize = 40;
 /// Data bytes a freed large block may keep mapped for reuse.
 pub const LARGE_CACHE_LIMIT: usize = 64 << 20;
+/// Most bytes of empty pages kept resident for reuse (`retained_pages`).
+const RETAIN_LIMIT: usize = 16 << 20;
 /// Pages reserved from the OS at a time.
 const RESERVATION_PAGES: usize = 64;
 /// Bitmap words per page: the smallest class has 4096 blocks per page.
@@ -196,6 +198,12 @@ pub struct Heap<T: Tier = Active> {
     free_ids: Vec<u32>,
     /// Released 64 KB pages (madvised away) ready to be committed again.
     free_pages: Vec<usize>,
+    /// Empty 64 KB pages kept resident for reuse, up to `RETAIN_LIMIT`
+    /// and the young budget: a nursery whose pages all die at each minor
+    /// collection would otherwise give them back and fault them in again
+    /// (the kernel zeroing each 4 KB) every cycle. Their old contents stay:
+    /// a pointer page is zeroed when handed out again.
+    retained_pages: Vec<usize>,
     res_cur: usize,
     res_end: usize,
     reservations: Vec<(usize, usize)>,
@@ -249,6 +257,7 @@ impl<T: Tier> Heap<T> {
             pages: Vec::new(),
             free_ids: Vec::new(),
             free_pages: Vec::new(),
+            retained_pages: Vec::new(),
             res_cur: 0,
             res_end: 0,
             reservations: Vec::new(),
@@ -456,7 +465,7 @@ impl<T: Tier> Heap<T> {
         if self.over_limit(PAGE_SIZE) || self.wants_gc(PAGE_SIZE) {
             return ptr::null_mut();
         }
-        let Some(base) = self.take_page() else {
+        let Some(base) = self.take_page(kind) else {
             return ptr::null_mut();
         };
         let size = CLASS_SIZES[class];
@@ -705,7 +714,20 @@ impl<T: Tier> Heap<T> {
         Some(id)
     }
 
-    fn take_page(&mut self) -> Option<usize> {
+    /// A 64 KB page for a new small-block page of `kind`: a retained one
+    /// (zeroed first for pointer blocks), a released one (zero on first
+    /// touch), or the next of the current reservation.
+    fn take_page(&mut self, kind: usize) -> Option<usize> {
+        if let Some(p) = self.retained_pages.pop() {
+            if kind == POINTER {
+                // SAFETY: `p` is a retained page: a 64 KB page of one of our
+                // reservations, still mapped read/write, described by no
+                // page (its descriptor was unmapped), so nothing points
+                // into it and no Rust reference covers it.
+                unsafe { ptr::write_bytes(p as *mut u8, 0, PAGE_SIZE) };
+            }
+            return Some(p);
+        }
         if let Some(p) = self.free_pages.pop() {
             return Some(p);
         }
@@ -738,16 +760,47 @@ impl<T: Tier> Heap<T> {
         self.tier.released(span / PAGE_SIZE);
     }
 
-    /// Returns an empty small page's memory to the OS; its address is reused.
+    /// Returns an empty small page's memory to the OS, or keeps it resident
+    /// for the next pages while fewer than the retain limit are kept; its
+    /// address is reused either way.
     pub fn release_small(&mut self, id: usize) {
         let base = self.pages[id].base;
         self.unmap_descriptor(id);
+        if (self.retained_pages.len() + 1) * PAGE_SIZE <= self.retain_limit() {
+            self.retained_pages.push(base);
+            return;
+        }
         // SAFETY: `base` is a 64 KB page of one of our reservations (the
         // sweep releases only pages with no allocated block), so discarding
         // its contents touches no live value or Rust object; the range stays
         // mapped and reads as zeros when reused.
         unsafe { libc::madvise(base as *mut libc::c_void, PAGE_SIZE, libc::MADV_DONTNEED) };
         self.free_pages.push(base);
+    }
+
+    /// Bytes of empty pages kept resident: a nursery's worth at most.
+    fn retain_limit(&self) -> usize {
+        if self.gc_ready {
+            self.young_budget.min(RETAIN_LIMIT)
+        } else {
+            0
+        }
+    }
+
+    /// Gives the retained pages back to the OS beyond the retain limit
+    /// (after a collection lowered the young budget).
+    pub fn trim_retained(&mut self) {
+        let keep = self.retain_limit() / PAGE_SIZE;
+        while self.retained_pages.len() > keep {
+            let Some(base) = self.retained_pages.pop() else {
+                break;
+            };
+            // SAFETY: as in `release_small`: a page of our reservations that
+            // no descriptor covers; discarding its contents touches nothing
+            // live.
+            unsafe { libc::madvise(base as *mut libc::c_void, PAGE_SIZE, libc::MADV_DONTNEED) };
+            self.free_pages.push(base);
+        }
     }
 
     pub fn release_large(&mut self, id: usize) {

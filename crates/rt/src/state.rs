@@ -43,6 +43,15 @@ pub struct GcCounts {
     pub freed_bytes: u64,
     pub total_pause: std::time::Duration,
     pub longest_pause: std::time::Duration,
+    /// The longest pause of each kind (wall time).
+    pub longest_minor: std::time::Duration,
+    pub longest_major: std::time::Duration,
+    /// The thread's CPU time in collections: on a loaded machine the wall
+    /// time of a pause includes time the program was not running at all.
+    pub cpu_total: std::time::Duration,
+    pub cpu_longest: std::time::Duration,
+    /// The largest live set a major collection found (old bytes after it).
+    pub max_live_bytes: u64,
 }
 
 /// Per-site totals, kept when sites are tracked.
@@ -159,6 +168,11 @@ impl Rt {
                 freed_bytes: 0,
                 total_pause: std::time::Duration::ZERO,
                 longest_pause: std::time::Duration::ZERO,
+                longest_minor: std::time::Duration::ZERO,
+                longest_major: std::time::Duration::ZERO,
+                cpu_total: std::time::Duration::ZERO,
+                cpu_longest: std::time::Duration::ZERO,
+                max_live_bytes: 0,
             },
             site_names: Vec::new(),
             sites: Vec::new(),

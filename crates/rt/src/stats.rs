@@ -13,6 +13,8 @@
 //! peak heap: B bytes
 //! freed at last use by kind: cells N, lists N, strings N, closures N
 //! reused in place: N blocks, B bytes
+//! pause detail: longest minor X ms, longest major Y ms, cpu total X ms, cpu longest Y ms
+//! largest live set: B bytes
 //! ```
 
 use std::fmt::Write;
@@ -135,6 +137,16 @@ pub fn exit_report(rt: &Rt) -> String {
             "reused in place: {} blocks, {} bytes",
             s.reused_blocks, s.reused_bytes
         );
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let _ = writeln!(
+            out,
+            "pause detail: longest minor {:.3} ms, longest major {:.3} ms, cpu total {:.3} ms, cpu longest {:.3} ms",
+            ms(g.longest_minor),
+            ms(g.longest_major),
+            ms(g.cpu_total),
+            ms(g.cpu_longest)
+        );
+        let _ = writeln!(out, "largest live set: {} bytes", g.max_live_bytes);
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;
             let _ = writeln!(
