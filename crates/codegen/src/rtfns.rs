@@ -53,7 +53,8 @@ impl Shape for rt::helpers::Pair {
 /// shape comes from the result type. `!` results (traps) return nothing.
 macro_rules! typed_entries {
     ($( $n:literal $name:ident $never:ident ($($a:ident),*); )*) => {$(
-        #[allow(non_snake_case)]
+        // An arity no runtime function has at the moment is unused.
+        #[allow(non_snake_case, dead_code)]
         fn $name<$($a: Word,)* R: Shape>(f: unsafe extern "C" fn($($a),*) -> R) -> (*const u8, usize, Ret) {
             (f as *const u8, $n, R::RET)
         }
@@ -209,10 +210,10 @@ rt_fns! {
     sspur_str_to_f64 = s::sspur_str_to_f64, 4, One;
     sspur_str_parse = s::sspur_str_parse, 3, Pair;
     sspur_f64_to_int = s::sspur_f64_to_int, 3, One;
-    sspur_sb_new = text::sspur_sb_new, 0, One;
-    sspur_sb_new_sep = text::sspur_sb_new_sep, 2, One;
+    sspur_sb_new = text::sspur_sb_new, 1, One;
+    sspur_sb_new_sep = text::sspur_sb_new_sep, 3, One;
     sspur_sb_str = text::sspur_sb_str, 3, None;
-    sspur_sb_piece = text::sspur_sb_piece, 3, None;
+    sspur_sb_piece = text::sspur_sb_piece, 4, None;
     sspur_sb_int = text::sspur_sb_int, 2, None;
     sspur_sb_value = text::sspur_sb_value, 3, None;
     sspur_sb_finish = text::sspur_sb_finish, 2, Pair;

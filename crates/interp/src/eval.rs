@@ -159,6 +159,18 @@ impl<'p> Interp<'p> {
         Err(Box::new(Ctrl::Trap(msg, fr.smap.expr(e).start)))
     }
 
+    /// `r`, or the `out of memory` trap at `e` when an allocation made
+    /// while evaluating `e` passed a heap limit (limit.rs). Every
+    /// expression that allocates passes its result through here, so the
+    /// trap names the allocating expression, as natively.
+    #[inline]
+    pub(crate) fn checked(&self, fr: &Frame, e: ExprId, r: R<Value>) -> R<Value> {
+        if r.is_ok() && crate::limit::over() {
+            return self.trap(fr, e, "out of memory".into());
+        }
+        r
+    }
+
     pub(crate) fn pos(&self, offset: u32) -> String {
         let (l, c) = self.prog.line_col(offset);
         format!("{}:{}:{}", self.path, l, c)
@@ -189,10 +201,7 @@ impl<'p> Interp<'p> {
         StrVal {
             view: false,
             len: text.len(),
-            blk: Rc::new(StrBlock {
-                text: text.into_boxed_str(),
-                meta,
-            }),
+            blk: Rc::new(StrBlock::new(text.into_boxed_str(), meta)),
             start: 0,
         }
     }
@@ -226,11 +235,7 @@ impl<'p> Interp<'p> {
         let meta = self.heap_meta(site);
         ListVal {
             view: false,
-            buf: Some(Rc::new(ListBuf {
-                items: RefCell::new(items),
-                cap,
-                meta,
-            })),
+            buf: Some(Rc::new(ListBuf::new(items, cap, meta))),
             start: 0,
             len,
         }
@@ -513,7 +518,7 @@ impl<'p> Interp<'p> {
     #[inline(never)]
     fn eval_other(&mut self, fr: &mut Frame<'p>, e: ExprId) -> R<Value> {
         let body = fr.body;
-        match &body[e].kind {
+        let r = match &body[e].kind {
             ExprKind::Missing => Err(Box::new(Ctrl::Fatal(
                 "internal error: evaluating an expression that failed to check".into(),
             ))),
@@ -546,7 +551,8 @@ impl<'p> Interp<'p> {
             | ExprKind::If { .. }
             | ExprKind::Match { .. }
             | ExprKind::Block { .. } => self.eval(fr, e),
-        }
+        };
+        self.checked(fr, e, r)
     }
 
     #[inline(never)]
@@ -611,29 +617,22 @@ impl<'p> Interp<'p> {
                 *slot = v;
             }
         }
-        Ok(Value::Record(Rc::new(RecVal {
-            ty,
-            fields: vals.into(),
-        })))
+        Ok(Value::Record(Rc::new(RecVal::new(ty, vals.into()))))
     }
 
     #[inline(never)]
     fn eval_tuple(&mut self, fr: &mut Frame<'p>, xs: &[ExprId]) -> R<Value> {
         let vals = self.eval_all_stored(fr, xs)?;
-        Ok(Value::Tuple(vals.into()))
+        Ok(Value::tuple(vals))
     }
 
     #[inline(never)]
     fn eval_ctor(&mut self, fr: &mut Frame<'p>, ctor: Ctor, args: &[ExprId]) -> R<Value> {
         let mut vals = self.eval_all_stored(fr, args)?;
         Ok(match ctor {
-            Ctor::Some => Value::Some(Rc::new(vals.pop().unwrap_or(Value::Unit))),
+            Ctor::Some => Value::some(vals.pop().unwrap_or(Value::Unit)),
             Ctor::None => Value::None,
-            Ctor::User(ty, variant) => Value::Sum(Rc::new(SumVal {
-                ty,
-                variant,
-                fields: vals.into(),
-            })),
+            Ctor::User(ty, variant) => Value::Sum(Rc::new(SumVal::new(ty, variant, vals.into()))),
         })
     }
 
@@ -672,11 +671,7 @@ impl<'p> Interp<'p> {
             self.share(&v);
             caps.push((*l, v));
         }
-        Ok(Value::Closure(Rc::new(Closure {
-            fn_id: fr.f,
-            lambda: e,
-            captures: caps.into(),
-        })))
+        Ok(Value::Closure(Rc::new(Closure::new(fr.f, e, caps.into()))))
     }
 
     /// Evaluates the scrutinee and picks the arm whose pattern matches
@@ -747,6 +742,8 @@ impl<'p> Interp<'p> {
                 text: String::new(),
                 sep: sep.as_str().into(),
                 pieces: 0,
+                // The native builder block: eight words.
+                charge: crate::limit::Charge::new(64, crate::limit::real(64)),
             })))),
             ExprKind::BuilderPush { builder, value } => {
                 let v = self.eval(fr, *value)?;
@@ -756,6 +753,7 @@ impl<'p> Interp<'p> {
                 {
                     let mut b = b.borrow_mut();
                     let b = &mut *b;
+                    let before = b.text.capacity();
                     if b.pieces > 0 {
                         b.text.push_str(&b.sep);
                     }
@@ -763,6 +761,8 @@ impl<'p> Interp<'p> {
                     if let Value::Str(s) = &v {
                         b.text.push_str(s.as_str());
                     }
+                    let grown = b.text.capacity() - before;
+                    b.charge.grow(grown, grown);
                 }
                 Ok(Value::Builder(b))
             }
@@ -850,7 +850,8 @@ impl<'p> Interp<'p> {
             Callee::Value(c) => self.eval_call_indirect(fr, e, *c, args),
             Callee::Builtin(b) => {
                 let vals = self.eval_args(fr, args)?;
-                self.eval_builtin(fr, e, *b, vals)
+                let r = self.eval_builtin(fr, e, *b, vals);
+                self.checked(fr, e, r)
             }
         }
     }
@@ -1014,7 +1015,10 @@ impl<'p> Interp<'p> {
             Err(c) => return Err(c),
         };
         match self.eval(fr, rhs) {
-            Ok(r) => self.binop(fr, e, op, l, r),
+            Ok(r) => {
+                let v = self.binop(fr, e, op, l, r);
+                self.checked(fr, e, v)
+            }
             Err(c) => Err(c),
         }
     }
@@ -1214,7 +1218,8 @@ impl<'p> Interp<'p> {
         };
         let new = match consume {
             Some((m, receiver, args)) => {
-                crate::methods::eval_grow(self, fr, value, m, receiver, args, true)?
+                let r = crate::methods::eval_grow(self, fr, value, m, receiver, args, true);
+                self.checked(fr, value, r)?
             }
             None => {
                 let v = self.eval(fr, value)?;
@@ -1375,7 +1380,7 @@ fn for_items(v: &Value) -> R<Vec<Value>> {
         Value::Map(m) => Ok(m
             .borrow()
             .iter()
-            .map(|(k, x)| Value::Tuple(Rc::from(vec![k.clone(), x.clone()])))
+            .map(|(k, x)| Value::tuple(vec![k.clone(), x.clone()]))
             .collect()),
         _ => Err(type_error("for over a non-list")),
     }

@@ -15,7 +15,7 @@ use crate::show::show_inner;
 use crate::value::{Key, ListVal, MapObj, Site, StrVal, Value};
 
 fn some(v: Value) -> Value {
-    Value::Some(Rc::new(v))
+    Value::some(v)
 }
 
 fn str_of(v: &Value) -> R<&StrVal> {
@@ -151,12 +151,14 @@ pub(crate) fn eval_method<'p>(
     arg_exprs: &[ExprId],
 ) -> R<Value> {
     use Method::*;
-    if matches!(m, ListPush | ListConcat) {
-        return eval_grow(it, fr, e, m, receiver, arg_exprs, false);
-    }
-    let recv = it.eval(fr, receiver)?;
-    let args = it.eval_args(fr, arg_exprs)?;
-    apply(it, fr, e, m, receiver, arg_exprs, recv, args)
+    let r = if matches!(m, ListPush | ListConcat) {
+        eval_grow(it, fr, e, m, receiver, arg_exprs, false)
+    } else {
+        let recv = it.eval(fr, receiver)?;
+        let args = it.eval_args(fr, arg_exprs)?;
+        apply(it, fr, e, m, receiver, arg_exprs, recv, args)
+    };
+    it.checked(fr, e, r)
 }
 
 /// One method call with its receiver and arguments evaluated.
@@ -401,7 +403,7 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
             let mut out = Vec::with_capacity(items.len());
             for (i, x) in items.into_iter().enumerate() {
                 it.share(&x);
-                out.push(Value::Tuple(Rc::from(vec![Value::Int(i as i64), x])));
+                out.push(Value::tuple(vec![Value::Int(i as i64), x]));
             }
             Value::List(it.new_list(out, site))
         }
@@ -412,7 +414,7 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
             for (x, y) in xs.into_iter().zip(ys) {
                 it.share(&x);
                 it.share(&y);
-                out.push(Value::Tuple(Rc::from(vec![x, y])));
+                out.push(Value::tuple(vec![x, y]));
             }
             Value::List(it.new_list(out, site))
         }
@@ -856,7 +858,7 @@ fn map_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> 
                     _ => {
                         it.share(&k);
                         it.share(&v);
-                        out.push(Value::Tuple(Rc::from(vec![k, v])));
+                        out.push(Value::tuple(vec![k, v]));
                     }
                 }
             }

@@ -141,11 +141,7 @@ mod tests {
         let len = items.len();
         Value::List(ListVal {
             view: false,
-            buf: Some(Rc::new(ListBuf {
-                cap: len,
-                items: RefCell::new(items),
-                meta: Meta::none(),
-            })),
+            buf: Some(Rc::new(ListBuf::new(items, len, Meta::none()))),
             start: 0,
             len,
         })
@@ -168,11 +164,8 @@ mod tests {
             (s("top \"level\""), "top \"level\""),
             (list(vec![s("a\"b"), s("é\t")]), "[\"a\\\"b\", \"é\\t\"]"),
             (list(vec![]), "[]"),
-            (
-                Value::Tuple(Rc::from(vec![Value::Int(1), s("a")])),
-                "(1, \"a\")",
-            ),
-            (Value::Some(Rc::new(s("x"))), "Some(\"x\")"),
+            (Value::tuple(vec![Value::Int(1), s("a")]), "(1, \"a\")"),
+            (Value::some(s("x")), "Some(\"x\")"),
             (Value::None, "None"),
             (
                 Value::Map(Rc::new(RefCell::new(map))),

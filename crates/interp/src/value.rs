@@ -13,6 +13,8 @@ use std::rc::Rc;
 
 use ir::{FnId, LocalId, TypeId};
 
+use crate::limit::{self, Charge};
+
 /// A position in the program: function index and byte offset of a span start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Site {
@@ -43,6 +45,21 @@ impl Meta {
 pub(crate) struct StrBlock {
     pub(crate) text: Box<str>,
     pub(crate) meta: Meta,
+    _charge: Charge,
+}
+
+impl StrBlock {
+    /// A block of `text`; it counts against the heap limit when `meta`
+    /// says it is a heap block (a literal has none natively).
+    pub(crate) fn new(text: Box<str>, meta: Meta) -> StrBlock {
+        let native = if meta.heap { text.len() } else { 0 };
+        let real = limit::real(std::mem::size_of::<StrBlock>() + 16) + limit::real(text.len());
+        StrBlock {
+            _charge: Charge::new(native, real),
+            text,
+            meta,
+        }
+    }
 }
 
 /// A string value: a byte range of a block (views share the block).
@@ -65,10 +82,7 @@ impl StrVal {
         StrVal {
             view: false,
             len: text.len(),
-            blk: Rc::new(StrBlock {
-                text: text.into(),
-                meta: Meta::none(),
-            }),
+            blk: Rc::new(StrBlock::new(text.into(), Meta::none())),
             start: 0,
         }
     }
@@ -82,6 +96,26 @@ pub(crate) struct ListBuf {
     pub(crate) items: RefCell<Vec<Value>>,
     pub(crate) cap: usize,
     pub(crate) meta: Meta,
+    _charge: Charge,
+}
+
+impl ListBuf {
+    /// A buffer of `cap` elements holding `items`, counted against the
+    /// heap limit at its native size (a 16-byte header and `cap` elements).
+    pub(crate) fn new(items: Vec<Value>, cap: usize, meta: Meta) -> ListBuf {
+        let native = 16 + cap.saturating_mul(limit::elem_bytes(items.first()) as usize);
+        let real = limit::real(std::mem::size_of::<ListBuf>() + 16)
+            + limit::real(
+                cap.max(items.capacity())
+                    .saturating_mul(std::mem::size_of::<Value>()),
+            );
+        ListBuf {
+            items: RefCell::new(items),
+            cap,
+            meta,
+            _charge: Charge::new(native, real),
+        }
+    }
 }
 
 /// A list value: `len` elements of a buffer from `start` (`buf` is `None`
@@ -159,11 +193,30 @@ impl Key {
 
 /// An insertion-ordered hash map. Removal leaves a hole so the order of the
 /// others is kept; holes are compacted when they outnumber the entries.
-#[derive(Default)]
 pub(crate) struct MapObj {
     pub(crate) entries: Vec<Option<(Value, Value)>>,
     pub(crate) index: HashMap<Key, usize>,
+    charge: Charge,
 }
+
+impl Default for MapObj {
+    /// An empty map, counted as the native map's header.
+    fn default() -> MapObj {
+        MapObj {
+            entries: Vec::new(),
+            index: HashMap::new(),
+            charge: Charge::new(
+                limit::words(MAP_HEADER_WORDS),
+                limit::real(std::mem::size_of::<MapObj>() + 16),
+            ),
+        }
+    }
+}
+
+/// The native map's header words and the words each entry takes (an entry
+/// of five words and two index slots; rt `helpers/map.rs`).
+const MAP_HEADER_WORDS: usize = 7;
+const MAP_ENTRY_WORDS: usize = 7;
 
 impl MapObj {
     pub(crate) fn len(&self) -> usize {
@@ -183,6 +236,12 @@ impl MapObj {
                 true
             }
             None => {
+                // Counted per entry ever added: the native entries block
+                // keeps removed entries' room too.
+                self.charge.grow(
+                    limit::words(MAP_ENTRY_WORDS),
+                    2 * std::mem::size_of::<(Key, usize, Option<(Value, Value)>)>(),
+                );
                 self.index.insert(k, self.entries.len());
                 self.entries.push(Some((key, val)));
                 false
@@ -215,12 +274,100 @@ impl MapObj {
 pub(crate) struct RecVal {
     pub(crate) ty: TypeId,
     pub(crate) fields: Box<[Value]>,
+    _charge: Charge,
+}
+
+impl RecVal {
+    /// A record: natively a block of its fields' words.
+    pub(crate) fn new(ty: TypeId, fields: Box<[Value]>) -> RecVal {
+        let charge = Charge::new(
+            limit::fields_bytes(0, &fields),
+            limit::rc_with_values::<RecVal>(fields.len()),
+        );
+        RecVal {
+            ty,
+            fields,
+            _charge: charge,
+        }
+    }
 }
 
 pub(crate) struct SumVal {
     pub(crate) ty: TypeId,
     pub(crate) variant: u32,
     pub(crate) fields: Box<[Value]>,
+    _charge: Charge,
+}
+
+impl SumVal {
+    /// A constructed variant: natively `[tag, fields...]`, or a static
+    /// word (no block) when it has no fields.
+    pub(crate) fn new(ty: TypeId, variant: u32, fields: Box<[Value]>) -> SumVal {
+        let native = if fields.is_empty() {
+            0
+        } else {
+            limit::fields_bytes(1, &fields)
+        };
+        let charge = Charge::new(native, limit::rc_with_values::<SumVal>(fields.len()));
+        SumVal {
+            ty,
+            variant,
+            fields,
+            _charge: charge,
+        }
+    }
+}
+
+/// A tuple's fields: natively a block of their words.
+pub(crate) struct TupleVal {
+    items: Box<[Value]>,
+    _charge: Charge,
+}
+
+impl TupleVal {
+    pub(crate) fn new(items: Box<[Value]>) -> TupleVal {
+        let charge = Charge::new(
+            limit::fields_bytes(0, &items),
+            limit::rc_with_values::<TupleVal>(items.len()),
+        );
+        TupleVal {
+            items,
+            _charge: charge,
+        }
+    }
+}
+
+impl std::ops::Deref for TupleVal {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        &self.items
+    }
+}
+
+/// The payload of `Some`: natively `[1, payload]`.
+pub(crate) struct SomeVal {
+    value: Value,
+    _charge: Charge,
+}
+
+impl SomeVal {
+    pub(crate) fn new(value: Value) -> SomeVal {
+        let charge = Charge::new(
+            limit::fields_bytes(1, std::slice::from_ref(&value)),
+            limit::real(std::mem::size_of::<SomeVal>() + 16),
+        );
+        SomeVal {
+            value,
+            _charge: charge,
+        }
+    }
+}
+
+impl std::ops::Deref for SomeVal {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.value
+    }
 }
 
 pub(crate) struct Closure {
@@ -228,6 +375,35 @@ pub(crate) struct Closure {
     pub(crate) fn_id: FnId,
     pub(crate) lambda: ir::ExprId,
     pub(crate) captures: Box<[(LocalId, Value)]>,
+    _charge: Charge,
+}
+
+impl Closure {
+    /// A closure: natively `[code, captures...]`.
+    pub(crate) fn new(
+        fn_id: FnId,
+        lambda: ir::ExprId,
+        captures: Box<[(LocalId, Value)]>,
+    ) -> Closure {
+        let words = 1 + captures
+            .iter()
+            .map(|(_, v)| limit::value_words(v))
+            .sum::<usize>();
+        let charge = Charge::new(
+            limit::words(words),
+            limit::real(
+                std::mem::size_of::<Closure>()
+                    + 16
+                    + captures.len() * std::mem::size_of::<(LocalId, Value)>(),
+            ),
+        );
+        Closure {
+            fn_id,
+            lambda,
+            captures,
+            _charge: charge,
+        }
+    }
 }
 
 /// The push-then-join rewrite's string builder.
@@ -235,6 +411,8 @@ pub(crate) struct BuilderObj {
     pub(crate) text: String,
     pub(crate) sep: Box<str>,
     pub(crate) pieces: usize,
+    /// Grows with `text`'s capacity.
+    pub(crate) charge: Charge,
 }
 
 #[derive(Clone)]
@@ -246,10 +424,10 @@ pub(crate) enum Value {
     Str(StrVal),
     List(ListVal),
     Map(Rc<RefCell<MapObj>>),
-    Tuple(Rc<[Value]>),
+    Tuple(Rc<TupleVal>),
     Record(Rc<RecVal>),
     Sum(Rc<SumVal>),
-    Some(Rc<Value>),
+    Some(Rc<SomeVal>),
     None,
     Func(FnId),
     Closure(Rc<Closure>),
@@ -257,6 +435,12 @@ pub(crate) enum Value {
 }
 
 impl Value {
+    pub(crate) fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Rc::new(TupleVal::new(items.into())))
+    }
+    pub(crate) fn some(v: Value) -> Value {
+        Value::Some(Rc::new(SomeVal::new(v)))
+    }
     /// A view: a string or list value that does not cover its whole block.
     pub(crate) fn is_view(&self) -> bool {
         match self {

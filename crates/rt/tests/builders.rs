@@ -30,11 +30,11 @@ fn finish_frees_the_builder_and_its_buffers() {
     let mut want = Vec::new();
     // SAFETY: live strings and a live builder throughout.
     let got = unsafe {
-        let b = sspur_sb_new_sep(sep, sep_len);
+        let b = sspur_sb_new_sep(sep, sep_len, 0);
         // The separator's own block may go: the builder holds a copy.
         rt::sspur_free(sep as *mut u8, 0);
         for _ in 0..1000 {
-            sspur_sb_piece(b, piece.as_ptr() as u64, piece.len() as u64);
+            sspur_sb_piece(b, piece.as_ptr() as u64, piece.len() as u64, 0);
             want.push(piece.clone());
         }
         sspur_sb_finish(b, 0)
@@ -59,7 +59,7 @@ fn ints_and_strings() {
     let text = "x=";
     // SAFETY: a live builder and a static string.
     let got = unsafe {
-        let b = sspur_sb_new();
+        let b = sspur_sb_new(0);
         for v in [0, -1, 42, i64::MIN, i64::MAX] {
             sspur_sb_str(b, text.as_ptr() as u64, text.len() as u64);
             sspur_sb_int(b, v);
@@ -98,7 +98,7 @@ fn abandon_builders(n: usize) -> Vec<usize> {
     let piece = "q".repeat(50);
     (0..n)
         .map(|_| {
-            let b = sspur_sb_new();
+            let b = sspur_sb_new(0);
             for _ in 0..3 {
                 // SAFETY: a live builder and a live string.
                 unsafe { sspur_sb_str(b, piece.as_ptr() as u64, piece.len() as u64) };

@@ -295,7 +295,7 @@ fn old_builder_holder() -> usize {
 
 #[inline(never)]
 fn make_builder_holder() -> usize {
-    old_holder_of(text::sspur_sb_new() as usize)
+    old_holder_of(text::sspur_sb_new(0) as usize)
 }
 
 #[inline(never)]

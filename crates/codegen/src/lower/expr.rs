@@ -211,12 +211,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             }
             ExprKind::BuilderNew { sep } => {
                 let (p, l) = self.static_str(sep.as_bytes());
-                Some(vec![self.rt1(F::sspur_sb_new_sep, &[p, l])])
+                let site = self.site(e);
+                Some(vec![self.rt1(F::sspur_sb_new_sep, &[p, l, site])])
             }
             ExprKind::BuilderPush { builder, value } => {
                 let sb = self.use_local(*builder)[0];
                 let v = self.expr(*value)?;
-                self.rt(F::sspur_sb_piece, &[sb, v[0], v[1]]);
+                let site = self.site(e);
+                self.rt(F::sspur_sb_piece, &[sb, v[0], v[1], site]);
                 Some(vec![self.iconst(0)])
             }
             ExprKind::BuilderFinish { builder } => {
@@ -283,7 +285,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     }
 
     pub(super) fn interp(&mut self, e: ExprId, parts: &[InterpPart]) -> Option<Vals> {
-        let sb = self.rt1(F::sspur_sb_new, &[]);
+        // The builder's growth traps at the interpolation, as its string's
+        // allocation does.
+        let site = self.site(e);
+        let sb = self.rt1(F::sspur_sb_new, &[site]);
         for part in parts {
             match part {
                 InterpPart::Text(t) => {
@@ -299,7 +304,6 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 }
             }
         }
-        let site = self.site(e);
         Some(self.rt(F::sspur_sb_finish, &[sb, site]))
     }
 

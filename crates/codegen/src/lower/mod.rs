@@ -141,6 +141,8 @@ fn site_what(kind: &ExprKind) -> String {
         ExprKind::Index { .. } => "map lookup".into(),
         ExprKind::PutOwnedKey { .. } => "map entries from put".into(),
         ExprKind::BuilderFinish { .. } => "string from a builder".into(),
+        ExprKind::BuilderNew { .. } => "string builder".into(),
+        ExprKind::BuilderPush { .. } => "string builder growth".into(),
         _ => "value".into(),
     }
 }

@@ -18,7 +18,8 @@ use std::sync::Mutex;
 /// bytes (null while empty) whose first `len` bytes are the contents;
 /// `sep` goes between pieces pushed with [`sspur_sb_piece`]: a static
 /// string, or a data block of the builder's own when the separator was in
-/// the heap (`sep_owned`).
+/// the heap (`sep_owned`). `site` is where an `out of memory` trap while
+/// it grows points: the interpolation, or the piece being pushed.
 #[repr(C)]
 pub struct Builder {
     buf: *mut u8,
@@ -28,33 +29,41 @@ pub struct Builder {
     sep_len: usize,
     sep_owned: usize,
     pieces: usize,
+    site: usize,
 }
 
 /// The smallest buffer a builder allocates.
 const MIN_CAP: usize = 32;
 
-/// The `out of memory` trap of a builder (it knows no site).
-fn out_of_memory() -> ! {
-    super::mem::trap(b"out of memory", b"")
+/// The `out of memory` trap at a builder's site.
+///
+/// # Safety
+/// `b` must be a live builder.
+unsafe fn out_of_memory(b: *mut Builder) -> ! {
+    // SAFETY: `b` is a live builder (the caller's contract).
+    super::mem::out_of_memory_at_site(unsafe { (*b).site } as u32)
 }
 
-/// A new builder (interpolation).
-pub extern "C" fn sspur_sb_new() -> *mut Builder {
+/// A new builder for the interpolation at allocation site `site`.
+pub extern "C" fn sspur_sb_new(site: u32) -> *mut Builder {
     let b = crate::alloc_temp(std::mem::size_of::<Builder>(), POINTER as u32) as *mut Builder;
     if b.is_null() {
-        out_of_memory();
+        super::mem::out_of_memory_at_site(site);
     }
     // A pointer block is zeroed when handed out: an empty builder with no
     // buffer and no separator, as it should start.
+    // SAFETY: `b` is a fresh builder block.
+    unsafe { (*b).site = site as usize };
     b
 }
 
-/// A new builder that puts `sep` between pieces.
+/// A new builder that puts `sep` between pieces; `site` is the first
+/// piece's until a piece is pushed.
 ///
 /// # Safety
 /// `(s, len)` must be a live string.
-pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64) -> *mut Builder {
-    let b = sspur_sb_new();
+pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64, site: u32) -> *mut Builder {
+    let b = sspur_sb_new(site);
     if len == 0 {
         return b;
     }
@@ -62,7 +71,8 @@ pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64) -> *mut Builder {
         // A heap separator may be freed before the join: keep a copy.
         let copy = crate::alloc_temp(len as usize, DATA as u32);
         if copy.is_null() {
-            out_of_memory();
+            // SAFETY: `b` is live (in this frame).
+            unsafe { out_of_memory(b) };
         }
         // SAFETY: `(s, len)` is a live string and `copy` a fresh block of
         // `len` bytes; they cannot overlap.
@@ -91,7 +101,8 @@ unsafe fn reserve(b: *mut Builder, more: usize) -> *mut u8 {
     // SAFETY: `b` is a live builder (the caller's contract).
     let (buf, len, cap) = unsafe { ((*b).buf, (*b).len, (*b).cap) };
     let Some(need) = len.checked_add(more) else {
-        out_of_memory()
+        // SAFETY: `b` is live.
+        unsafe { out_of_memory(b) }
     };
     if need <= cap {
         // SAFETY: `len <= cap`, inside the buffer (or the null buffer at 0).
@@ -99,17 +110,20 @@ unsafe fn reserve(b: *mut Builder, more: usize) -> *mut u8 {
     }
     let max = crate::state::rt().heap.max_heap;
     if need > max {
-        out_of_memory();
+        // SAFETY: `b` is live.
+        unsafe { out_of_memory(b) };
     }
     let want = need.max(cap.saturating_mul(2)).max(MIN_CAP).min(max);
     let Some(new_cap) = crate::heap::block_size_for(want) else {
-        out_of_memory()
+        // SAFETY: `b` is live.
+        unsafe { out_of_memory(b) }
     };
     // The builder stays reachable during this allocation (the caller's
     // frame holds it), and so does the old buffer, through the builder.
     let nb = crate::alloc_temp(new_cap, DATA as u32);
     if nb.is_null() {
-        out_of_memory();
+        // SAFETY: `b` is live.
+        unsafe { out_of_memory(b) };
     }
     // SAFETY: the old buffer holds `len` initialised bytes; `nb` is a
     // fresh block of `new_cap >= need > len` bytes, disjoint from it; `b`
@@ -157,14 +171,16 @@ pub unsafe extern "C" fn sspur_sb_str(b: *mut Builder, p: u64, len: u64) {
     unsafe { append(b, bytes(p, len)) }
 }
 
-/// Appends a piece, after the separator unless it is the first.
+/// Appends a piece, after the separator unless it is the first; a trap
+/// while it grows points at `site`, the push.
 ///
 /// # Safety
 /// `b` must be a live builder and `(p, len)` a live string.
-pub unsafe extern "C" fn sspur_sb_piece(b: *mut Builder, p: u64, len: u64) {
+pub unsafe extern "C" fn sspur_sb_piece(b: *mut Builder, p: u64, len: u64, site: u32) {
     // SAFETY: `b` is a live builder, `(p, len)` a live string, and the
     // separator is static or the builder's own block, live while it is.
     unsafe {
+        (*b).site = site as usize;
         let (sep, sep_len, pieces) = ((*b).sep, (*b).sep_len, (*b).pieces);
         if pieces > 0 && sep_len > 0 {
             // Reserve both at once, so a piece never doubles twice.
