@@ -3,7 +3,10 @@
 //! that would not fit in the limit is the `out of memory` trap, at once, in
 //! both backends. Sizes are the native layout's: a string block is its
 //! bytes; a list buffer a 16-byte header and `cap` elements of 16 bytes
-//! (strings and lists) or 8 (everything else).
+//! (strings and lists) or 8 (everything else). Besides these checks of
+//! one request, every live object counts against the limit ([`Charge`]),
+//! so a program whose values keep growing traps where native code's heap
+//! would pass the limit.
 //!
 //! Growth of a program value's Rust storage goes through `try_reserve`, so
 //! an allocation the system refuses is the same trap, never an abort.
