@@ -89,18 +89,21 @@ impl Calls {
         let mut entry_ret = 0;
         for (id, code, size, sites) in &self.funcs {
             let start = module.get_finalized_function(*id) as usize;
+            let def = match code {
+                Code::Fn(f) => Some(pos(program.fn_span(*f).start)),
+                Code::Lambda(owner, e) => Some(pos(program.source_map(*owner).expr(*e).start)),
+                Code::Wrapper | Code::Entry => None,
+            };
             let name = match code {
+                Code::Lambda(..) => def.as_ref().map(|d| format!("lambda at {d}")),
                 Code::Fn(f) => Some(program.items.fns[*f].name.to_string()),
-                Code::Lambda(owner, e) => Some(format!(
-                    "lambda at {}",
-                    pos(program.source_map(*owner).expr(*e).start)
-                )),
                 Code::Wrapper | Code::Entry => None,
             };
             funcs.push(rt::backtrace::Func {
                 start,
                 end: start + *size as usize,
                 name,
+                def,
             });
             for &(ret, mark) in sites {
                 let ret = start + ret as usize;

@@ -115,6 +115,9 @@ pub(crate) enum Active {
 /// The call offset of `main`'s entry, which no Sspur call made.
 pub(crate) const NO_CALL_SITE: u32 = u32::MAX;
 
+/// The message of the trap of too deep a call nesting.
+pub(crate) const STACK_OVERFLOW: &str = "stack overflow";
+
 /// Calls deeper than this trap with `stack overflow` whatever the stack left.
 pub(crate) const MAX_DEPTH: usize = 1_500_000;
 /// Stack kept free below the budget for the work between two calls.
@@ -338,7 +341,7 @@ impl<'p> Interp<'p> {
     fn enter(&mut self, offset: u32) -> Option<Box<Ctrl>> {
         let used = self.stack_base.saturating_sub(stack_pointer());
         if self.depth >= MAX_DEPTH || used + STACK_MARGIN > self.stack_size {
-            return Some(Box::new(Ctrl::Trap("stack overflow".into(), offset)));
+            return Some(Box::new(Ctrl::Trap(STACK_OVERFLOW.into(), offset)));
         }
         self.depth += 1;
         None

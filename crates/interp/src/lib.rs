@@ -139,27 +139,62 @@ pub fn run(
     })
 }
 
+/// How a frame is named in a call chain.
+fn frame_name(it: &Interp, what: Active) -> String {
+    match what {
+        Active::Fn(f) => it.prog.items.fns[f].name.to_string(),
+        Active::Lambda(owner, e) => {
+            let start = it.prog.source_map(owner).expr(e).start;
+            format!("lambda at {}", it.pos(start))
+        }
+    }
+}
+
+/// The position of a call in a call chain (`None` for `main`'s).
+fn call_pos(it: &Interp, at: u32) -> Option<String> {
+    (at != NO_CALL_SITE).then(|| it.pos(at))
+}
+
+/// For a `stack overflow`: how many innermost frames the chain leaves out
+/// so it starts where native code's does (`rt::backtrace::overflow_skip`),
+/// and where the first frame kept is defined, the position the trap names.
+fn overflow_phase(it: &Interp) -> Option<(usize, u32)> {
+    let keys: Vec<(String, String)> = it
+        .calls
+        .iter()
+        .rev()
+        .take(rt::backtrace::CYCLE_WINDOW)
+        .map(|&(what, at)| (frame_name(it, what), call_pos(it, at).unwrap_or_default()))
+        .collect();
+    let skip = rt::backtrace::overflow_skip(&keys);
+    let &(what, _) = it.calls.iter().rev().nth(skip)?;
+    let def = match what {
+        Active::Fn(f) => it.prog.fn_span(f).start,
+        Active::Lambda(owner, e) => it.prog.source_map(owner).expr(e).start,
+    };
+    Some((skip, def))
+}
+
 /// The call chain of a trap (`rt::backtrace`, the lines native code
-/// prints): the calls active at the trap, innermost first.
-fn call_chain(it: &Interp, text: &mut String) {
+/// prints): the calls active at the trap, innermost first, without the
+/// `skip` innermost.
+fn call_chain(it: &Interp, skip: usize, text: &mut String) {
     let mut out = Vec::new();
-    let shown = it.calls.iter().rev().take(rt::backtrace::SHOWN);
+    let shown = it.calls.iter().rev().skip(skip).take(rt::backtrace::SHOWN);
     for &(what, at) in shown {
-        let name = match what {
-            Active::Fn(f) => it.prog.items.fns[f].name.to_string(),
-            Active::Lambda(owner, e) => {
-                let start = it.prog.source_map(owner).expr(e).start;
-                format!("lambda at {}", it.pos(start))
-            }
-        };
-        let at = (at != NO_CALL_SITE).then(|| it.pos(at));
+        let name = frame_name(it, what);
+        let at = call_pos(it, at);
         rt::backtrace::write_frame(
             &mut |b| out.extend_from_slice(b),
             name.as_bytes(),
             at.as_deref().map(str::as_bytes),
         );
     }
-    let rest = it.calls.len().saturating_sub(rt::backtrace::SHOWN);
+    let rest = it
+        .calls
+        .len()
+        .saturating_sub(skip)
+        .saturating_sub(rt::backtrace::SHOWN);
     rt::backtrace::write_more(&mut |b| out.extend_from_slice(b), rest);
     text.push_str(&String::from_utf8_lossy(&out));
 }
@@ -205,10 +240,15 @@ fn run_on_this_thread(
             Err(c) => match *c {
                 Ctrl::Trap(msg, offset) => {
                     it.flush_out();
+                    let (skip, offset) = if msg == eval::STACK_OVERFLOW {
+                        overflow_phase(&it).unwrap_or((0, offset))
+                    } else {
+                        (0, offset)
+                    };
                     let mut text = format!("trap: {msg} at {}\n", it.pos(offset));
                     let on = rt::Settings::from_env().map_or(true, |s| s.backtrace);
                     if on {
-                        call_chain(&it, &mut text);
+                        call_chain(&it, skip, &mut text);
                     }
                     it.write_err(text);
                     EXIT_TRAP

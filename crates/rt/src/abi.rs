@@ -233,8 +233,16 @@ pub fn check_fault_report(how: &str, loc: &str, words: &mut dyn Iterator<Item = 
 /// thing tried), and the process ends with `_exit(101)`.
 ///
 /// The call chain follows the first line (`fault`: the faulting context,
-/// see `backtrace::print_at_fault`), unless `SSPUR_BACKTRACE=0`.
+/// see `backtrace::print_at_fault`), unless `SSPUR_BACKTRACE=0`. When the
+/// chain repeats a cycle, it starts at the cycle's canonical frame and LOC
+/// is that frame's definition (`backtrace::overflow_skip`), so both
+/// backends name the same frame.
 pub fn trap_from_signal(msg: &[u8], loc: &[u8], fault: crate::backtrace::Fault) -> ! {
+    // The chain's canonical start, and the position it names.
+    let (skip, loc) = match crate::backtrace::overflow_at_fault(fault) {
+        Some((skip, def)) => (skip, def.as_bytes()),
+        None => (0, loc),
+    };
     write_fd(2, b"trap: ");
     write_fd(2, msg);
     if !loc.is_empty() {
@@ -244,7 +252,7 @@ pub fn trap_from_signal(msg: &[u8], loc: &[u8], fault: crate::backtrace::Fault) 
     write_fd(2, b"\n");
     let rt = crate::state::rt_unchecked();
     if rt.settings.backtrace {
-        crate::backtrace::print_at_fault(fault);
+        crate::backtrace::print_at_fault(fault, skip);
     }
     flush(rt);
     if rt.settings.gc_stats != crate::config::StatsMode::Off || rt.settings.alloc_report {

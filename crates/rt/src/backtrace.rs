@@ -9,7 +9,10 @@
 //! ```
 //!
 //! At most [`SHOWN`] frames are printed, then `  ... N more frames` (or
-//! `  ... over 10000 more frames` past [`COUNT_LIMIT`]). A lambda is named
+//! `  ... over 10000 more frames` past [`COUNT_LIMIT`]). A `stack overflow`
+//! chain starts at a canonical frame of the cycle the recursion repeats
+//! ([`overflow_skip`]): the two backends run out of stack at different
+//! depths, so the frame that happened to overflow differs between them. A lambda is named
 //! `lambda at PATH:LINE:COL` (where it is written). The interpreter builds
 //! the same lines with [`write_frame`] and [`write_more`], so both
 //! backends print the same chain. `SSPUR_BACKTRACE=0` turns it off
@@ -42,6 +45,9 @@ pub struct Func {
     /// is no Sspur frame (the wrapper of a function used as a value, the
     /// entry trampoline).
     pub name: Option<String>,
+    /// Where it is defined (the function's name, the lambda's start): where
+    /// a `stack overflow` in it points.
+    pub def: Option<String>,
 }
 
 /// A call instruction of compiled code.
@@ -176,6 +182,26 @@ pub fn write_more(out: &mut dyn FnMut(&[u8]), n: usize) {
     } else {
         b" more frames\n"
     });
+}
+
+/// Frames read at the inner end of an overflowed chain to find the cycle
+/// the recursion repeats; cycles of up to half of it are found.
+pub const CYCLE_WINDOW: usize = 64;
+
+/// How many frames to leave out at the inner end of a `stack overflow`
+/// chain, given the keys (name and call site) of its innermost frames,
+/// innermost first, at most [`CYCLE_WINDOW`]. When they repeat a cycle
+/// (`a b a b ..`), the chain starts at the cycle's least key, so it is the
+/// same whatever the depth the stack ran out at; otherwise at the frame
+/// that overflowed (0).
+pub fn overflow_skip<K: Ord>(keys: &[K]) -> usize {
+    let keys = &keys[..keys.len().min(CYCLE_WINDOW)];
+    for p in 1..=keys.len() / 2 {
+        if (0..keys.len() - p).all(|i| keys[i] == keys[i + p]) {
+            return (0..p).min_by(|&a, &b| keys[a].cmp(&keys[b])).unwrap_or(0);
+        }
+    }
+    0
 }
 
 /// Collects output in a fixed buffer and writes it to stderr in a few
@@ -376,37 +402,40 @@ impl Table {
         self.record(func, fp, lo)
     }
 
-    /// Writes the chain from `start`: Sspur frames only (a wrapper's frame
-    /// is skipped; its function is called at the wrapper's call site).
-    fn write_chain(&self, start: Start, lo: usize, out: &mut dyn FnMut(&[u8])) {
+    /// Walks the chain from `start`, calling `each` with every Sspur frame
+    /// (its function and the position of its call, none for `main`) while
+    /// it returns true. A wrapper's frame is skipped; its function is
+    /// called at the wrapper's call site.
+    fn walk<'t>(
+        &'t self,
+        start: Start,
+        lo: usize,
+        each: &mut dyn FnMut(&'t Func, Option<&'t str>) -> bool,
+    ) {
         let mut cur = start;
-        let mut pending: Option<&str> = None;
-        let mut lines = 0usize;
+        let mut pending: Option<&Func> = None;
         let mut steps = 0usize;
         let mut last_fp = lo;
-        let emit = |lines: &mut usize, name: &str, at: Option<&str>, out: &mut dyn FnMut(&[u8])| {
-            if *lines < SHOWN {
-                write_frame(out, name.as_bytes(), at.map(str::as_bytes));
-            }
-            *lines += 1;
-        };
         loop {
             steps += 1;
-            if let Some(n) = self.funcs[cur.func].name.as_deref() {
-                pending = Some(n);
+            let f = &self.funcs[cur.func];
+            if f.name.is_some() {
+                pending = Some(f);
             }
             if cur.ret == self.entry_ret {
-                if let Some(n) = pending.take() {
-                    emit(&mut lines, n, None, out);
+                if let Some(f) = pending.take() {
+                    each(f, None);
                 }
-                break;
+                return;
             }
             let Some(call) = self.call_of(cur.ret) else {
                 break;
             };
             if let Some(at) = call.at.as_deref() {
-                if let Some(n) = pending.take() {
-                    emit(&mut lines, n, Some(at), out);
+                if let Some(f) = pending.take() {
+                    if !each(f, Some(at)) {
+                        return;
+                    }
                 }
             }
             let Some(caller) = self.func_of(cur.ret) else {
@@ -420,7 +449,7 @@ impl Table {
             let (Some(next), Some(ret)) = (self.word(lo, fp), self.word(lo, fp + 8)) else {
                 break;
             };
-            if lines > SHOWN + COUNT_LIMIT || steps > 4 * (SHOWN + COUNT_LIMIT) {
+            if steps > 4 * (SHOWN + COUNT_LIMIT) {
                 break;
             }
             cur = Start {
@@ -429,10 +458,48 @@ impl Table {
                 next_fp: next,
             };
         }
-        if let Some(n) = pending.take() {
-            emit(&mut lines, n, None, out);
+        if let Some(f) = pending.take() {
+            each(f, None);
         }
+    }
+
+    /// Writes the chain from `start`, leaving out its `skip` innermost
+    /// frames.
+    fn write_chain(&self, start: Start, lo: usize, skip: usize, out: &mut dyn FnMut(&[u8])) {
+        let mut seen = 0usize;
+        let mut lines = 0usize;
+        self.walk(start, lo, &mut |f, at| {
+            seen += 1;
+            if seen <= skip {
+                return true;
+            }
+            if lines < SHOWN {
+                let name = f.name.as_deref().unwrap_or_default();
+                write_frame(out, name.as_bytes(), at.map(str::as_bytes));
+            }
+            lines += 1;
+            lines <= SHOWN + COUNT_LIMIT
+        });
         write_more(out, lines.saturating_sub(SHOWN));
+    }
+
+    /// The frames to leave out of an overflowed chain from `start`
+    /// ([`overflow_skip`]) and where the first frame kept is defined.
+    fn overflow_phase(&self, start: Start, lo: usize) -> (usize, Option<&str>) {
+        let mut keys = [("", ""); CYCLE_WINDOW];
+        let mut defs = [None; CYCLE_WINDOW];
+        let mut n = 0;
+        self.walk(start, lo, &mut |f, at| {
+            keys[n] = (
+                f.name.as_deref().unwrap_or_default(),
+                at.unwrap_or_default(),
+            );
+            defs[n] = f.def.as_deref();
+            n += 1;
+            n < CYCLE_WINDOW
+        });
+        let skip = overflow_skip(&keys[..n]);
+        (skip, defs.get(skip).copied().flatten())
     }
 }
 
@@ -442,7 +509,7 @@ impl Table {
 pub(crate) fn print_here() {
     let marker = 0usize;
     let sp = std::hint::black_box(&marker) as *const usize as usize;
-    print_with(|t| t.unwind(sp & !7).or_else(|| t.scan(sp)), sp);
+    print_with(|t| t.unwind(sp & !7).or_else(|| t.scan(sp)), sp, 0);
 }
 
 /// A faulting context: program counter, frame pointer, stack pointer and
@@ -455,31 +522,49 @@ pub struct Fault {
     pub lr: usize,
 }
 
-/// Prints the chain of a fault (the `stack overflow` signal handler).
+/// Prints the chain of a `stack overflow` fault (the signal handler),
+/// leaving out `skip` innermost frames ([`overflow_at_fault`]).
 /// Async-signal-safe: reads only the program thread's stack, allocates
 /// nothing.
-pub(crate) fn print_at_fault(f: Fault) {
-    print_with(|t| t.at_fault(f.pc, f.fp, f.sp, f.lr), f.sp);
+pub(crate) fn print_at_fault(f: Fault, skip: usize) {
+    print_with(|t| t.at_fault(f.pc, f.fp, f.sp, f.lr), f.sp, skip);
 }
 
-fn print_with(start: impl FnOnce(&Table) -> Option<Start>, sp: usize) {
+/// For a `stack overflow` fault: how many innermost frames its chain
+/// leaves out and where the first frame kept is defined, the position the
+/// trap names ([`overflow_skip`]); `None` without a table or a chain.
+/// Async-signal-safe, as [`print_at_fault`].
+pub(crate) fn overflow_at_fault(f: Fault) -> Option<(usize, &'static str)> {
+    let t = table_for(f.sp)?;
+    let start = t.at_fault(f.pc, f.fp, f.sp, f.lr)?;
+    match t.overflow_phase(start, f.sp & !7) {
+        (skip, Some(def)) => Some((skip, def)),
+        (_, None) => None,
+    }
+}
+
+/// The installed table, when `sp` is on the program thread's stack.
+fn table_for(sp: usize) -> Option<&'static Table> {
+    // SAFETY: an installed table is only freed by a later install, and one
+    // program runs per process.
+    let t = unsafe { TABLE.load(Ordering::SeqCst).as_ref() }?;
+    if t.stack_hi == 0 || sp >= t.stack_hi || sp < t.stack_lo.saturating_sub(1 << 20) {
+        return None;
+    }
+    Some(t)
+}
+
+fn print_with(start: impl FnOnce(&Table) -> Option<Start>, sp: usize, skip: usize) {
     if BUSY.swap(1, Ordering::SeqCst) != 0 {
         return;
     }
-    // SAFETY: an installed table is only freed by a later install, and one
-    // program runs per process.
-    let Some(t) = (unsafe { TABLE.load(Ordering::SeqCst).as_ref() }) else {
-        return;
-    };
-    if t.stack_hi == 0 || sp >= t.stack_hi || sp < t.stack_lo.saturating_sub(1 << 20) {
-        return;
-    }
+    let Some(t) = table_for(sp) else { return };
     let Some(s) = start(t) else { return };
     let mut sink = Sink {
         buf: [0; 2048],
         n: 0,
     };
-    t.write_chain(s, sp & !7, &mut |b| sink.push(b));
+    t.write_chain(s, sp & !7, skip, &mut |b| sink.push(b));
     sink.flush();
 }
 
@@ -507,5 +592,33 @@ mod tests {
             text(|o| write_more(o, 10_001)),
             "  ... over 10000 more frames\n"
         );
+    }
+
+    #[test]
+    fn overflow_starts_at_the_least_frame_of_the_cycle() {
+        // `a` calls `b` calls `a` ...: whichever overflowed, the chain
+        // starts at the same frame.
+        let ab: Vec<(&str, &str)> = (0..40)
+            .map(|i| {
+                if i % 2 == 0 {
+                    ("a", "2:5")
+                } else {
+                    ("b", "1:5")
+                }
+            })
+            .collect();
+        assert_eq!(overflow_skip(&ab), 0);
+        assert_eq!(overflow_skip(&ab[1..]), 1);
+        // A cycle of three entered at each phase.
+        let cyc = ["c", "a", "b"];
+        for phase in 0..3 {
+            let keys: Vec<&str> = (0..30).map(|i| cyc[(i + phase) % 3]).collect();
+            let skip = overflow_skip(&keys);
+            assert_eq!(keys[skip], "a", "phase {phase}");
+        }
+        // One function: nothing to leave out. No cycle: nothing either.
+        assert_eq!(overflow_skip(&["f"; 30]), 0);
+        assert_eq!(overflow_skip(&["f", "g", "main"]), 0);
+        assert_eq!(overflow_skip::<&str>(&[]), 0);
     }
 }
