@@ -909,7 +909,7 @@ impl<'p> Interp<'p> {
                     Err(msg) => {
                         let site = self.site(fr, e);
                         let s = Value::Str(self.new_str(msg, site));
-                        Ok(Value::Some(Rc::new(s)))
+                        Ok(Value::some(s))
                     }
                 }
             }
