@@ -510,12 +510,13 @@ impl Lowerer<'_, '_, '_> {
                 vec![map]
             }
             Method::ListJoin => {
-                let sb = self.rt1(F::sspur_sb_new_sep, &[a[0][0], a[0][1]]);
+                // The builder's growth traps at the join, as its string does.
+                let site = self.site(e);
+                let sb = self.rt1(F::sspur_sb_new_sep, &[a[0][0], a[0][1], site]);
                 self.run_stream(st, |s, _, v, _| {
-                    s.rt(F::sspur_sb_piece, &[sb, v[0], v[1]]);
+                    s.rt(F::sspur_sb_piece, &[sb, v[0], v[1], site]);
                     true
                 });
-                let site = self.site(e);
                 self.rt(F::sspur_sb_finish, &[sb, site])
             }
             _ => unreachable!("{m:?} runs over a stream through each"),
