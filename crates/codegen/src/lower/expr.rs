@@ -563,7 +563,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let (p, t) = (&vals[0], &vals[1]);
                 let msg = self.rt(F::sspur_write_file, &[p[0], p[1], t[0], t[1], append, site]);
                 // A null message pointer is success: `None`.
-                Some(vec![self.option_of_str(e, &msg)])
+                Some(vec![self.option_if(e, msg[0], &msg)])
             }
         }
     }

@@ -569,16 +569,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             StrParseInt | StrParseF64 => {
                 let which = self.iconst((m == StrParseF64) as i64);
                 let ok = self.rt(F::sspur_str_parse, &[r[0], r[1], which]);
-                let yes = self.b.create_block();
-                let merge = self.b.create_block();
-                self.b.append_block_param(merge, I64);
-                let none = self.none();
-                self.b.ins().brif(ok[0], yes, &[], merge, &ba(&[none]));
-                self.b.switch_to_block(yes);
-                let s = self.some(e, &[ok[1]]);
-                self.b.ins().jump(merge, &ba(&[s]));
-                self.b.switch_to_block(merge);
-                one(self.b.block_params(merge)[0])
+                one(self.option_if(e, ok[0], &[ok[1]]))
             }
             _ => unreachable!("{m:?} is not a Str method"),
         }

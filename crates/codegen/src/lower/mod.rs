@@ -538,15 +538,15 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         self.iconst(self.sh.tags as i64)
     }
 
-    /// `Some(s)` when the string `s`'s pointer is not null, else `None`.
-    fn option_of_str(&mut self, e: ExprId, s: &[Value]) -> Value {
+    /// `Some(payload)` when `cond` is not zero, else `None`.
+    fn option_if(&mut self, e: ExprId, cond: Value, payload: &[Value]) -> Value {
         let yes = self.b.create_block();
         let merge = self.b.create_block();
         self.b.append_block_param(merge, I64);
         let none = self.none();
-        self.b.ins().brif(s[0], yes, &[], merge, &ba(&[none]));
+        self.b.ins().brif(cond, yes, &[], merge, &ba(&[none]));
         self.b.switch_to_block(yes);
-        let v = self.some(e, s);
+        let v = self.some(e, payload);
         self.b.ins().jump(merge, &ba(&[v]));
         self.b.switch_to_block(merge);
         self.b.block_params(merge)[0]
