@@ -275,7 +275,6 @@ fn measure(
 /// the measuring process's memory never counts.
 fn measure_command(mut cmd: Command, stdin: &[u8]) -> Result<(Vec<u8>, (f64, f64)), String> {
     use std::io::{Read, Write};
-    use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
     let start = std::time::Instant::now();
     let mut child = cmd
@@ -297,19 +296,30 @@ fn measure_command(mut cmd: Command, stdin: &[u8]) -> Result<(Vec<u8>, (f64, f64
         .read_to_end(&mut out)
         .map_err(|e| e.to_string())?;
     let _ = feeder.join();
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child; status and usage are valid out-pointers.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    let (code, rss) = reap(child.id() as i32)?;
     let secs = start.elapsed().as_secs_f64();
-    if pid < 0 {
-        return Err("wait4 failed".into());
-    }
-    let code = std::process::ExitStatus::from_raw(status);
     if !code.success() {
         return Err(format!("exited with {code}"));
     }
-    Ok((out, (secs, usage.ru_maxrss as f64 / 1024.0)))
+    Ok((out, (secs, rss)))
+}
+
+/// Waits for our child `pid`: its exit status and peak RSS in MB, from its
+/// own rusage (wait4), so the measuring process's memory never counts.
+fn reap(pid: i32) -> Result<(std::process::ExitStatus, f64), String> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain integers, for which all zeros is a value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; status and usage are valid out-pointers.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if r < 0 {
+        return Err("wait4 failed".into());
+    }
+    Ok((
+        std::process::ExitStatus::from_raw(status),
+        usage.ru_maxrss as f64 / 1024.0,
+    ))
 }
 
 /// One contender in the suite: how to run it for a program.
@@ -776,7 +786,6 @@ fn measure_compile(
     exe: &std::path::Path,
     file: &std::path::Path,
 ) -> Result<(String, CompileSample), String> {
-    use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
     let start = std::time::Instant::now();
     let child = Command::new(exe)
@@ -809,15 +818,8 @@ fn measure_compile(
             .map_err(|e| e.to_string())?;
         (o, reader.join().unwrap_or_default())
     };
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child; status and usage are valid out-pointers.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let (code, rss) = reap(pid)?;
     let wall = start.elapsed().as_secs_f64();
-    if r < 0 {
-        return Err("wait4 failed".into());
-    }
-    let code = std::process::ExitStatus::from_raw(status);
     if !code.success() {
         return Err(format!("exited with {code}: {}", err.trim_end()));
     }
@@ -826,7 +828,7 @@ fn measure_compile(
         CompileSample {
             phases: parse_times(&err),
             wall,
-            rss: usage.ru_maxrss as f64 / 1024.0,
+            rss,
         },
     ))
 }
