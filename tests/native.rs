@@ -3,7 +3,8 @@
 //! (default, SSPUR_MEM=gc, SSPUR_MEM=check, also under collector stress so
 //! its audits run, and default under SSPUR_GC_STRESS) and must match its expected stdout, stderr
 //! and exit code byte for byte, and the interpreter's; the native count of
-//! blocks freed at last use must equal the interpreter's drop count.
+//! blocks freed at last use must equal the interpreter's drop count, and
+//! cells reused in place its reuse count.
 //!
 //! Each run is `sspur run FILE ARGS...` in a child process: the binary
 //! users run (built once per test run), so the programs take the shipped
@@ -190,6 +191,7 @@ struct Interp {
     stderr: Vec<u8>,
     exit: i32,
     drops: u64,
+    reused: u64,
 }
 
 fn run_interp(case: &Case) -> Interp {
@@ -211,6 +213,7 @@ fn run_interp(case: &Case) -> Interp {
         stderr,
         exit: o.exit_code,
         drops: o.drops_freed,
+        reused: o.reused,
     }
 }
 
@@ -416,11 +419,12 @@ fn native_freed_counts_equal_interpreter_drops() {
                 show(&got.stderr)
             ));
         };
-        let interp = run_interp(case).drops;
-        (native != interp).then(|| {
+        let reused = stat(&got.stderr, "reused in place").unwrap_or(0);
+        let interp = run_interp(case);
+        (native != interp.drops || reused != interp.reused).then(|| {
             format!(
-                "{}: native freed {native} blocks at last use, the interpreter {interp}",
-                case.path
+                "{}: native freed {native} blocks at last use and reused {reused}, the interpreter {} and {}",
+                case.path, interp.drops, interp.reused
             )
         })
     });

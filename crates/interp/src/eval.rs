@@ -17,8 +17,8 @@ use ir::{
 
 use crate::show::{show, show_inner};
 use crate::value::{
-    BuilderObj, Closure, Key, ListBuf, ListVal, MapObj, Meta, RecVal, Site, StrBlock, StrVal,
-    SumVal, Value,
+    BuilderObj, CellMeta, Closure, Key, ListBuf, ListVal, MapObj, Meta, RecVal, Site, StrBlock,
+    StrVal, SumVal, Value,
 };
 
 /// Why evaluation stopped early.
@@ -142,6 +142,8 @@ pub(crate) struct Interp<'p> {
     pub(crate) allocated: u64,
     pub(crate) shared: u64,
     pub(crate) drops_freed: u64,
+    /// Cells whose block a constructor reused (the native "reused in place").
+    pub(crate) reused: u64,
 }
 
 /// The address of a local: how deep the native stack is right now.
@@ -265,8 +267,94 @@ impl<'p> Interp<'p> {
         }
     }
 
+    /// Frees a cell: its own block, or (`deep`) every block it owns, with
+    /// a work list (a long chain does not recurse). Each block counts as
+    /// freed by drops. Sharing is not an error here (a borrow ended before
+    /// the drop); a later use of any freed block is.
+    fn free_cell(&mut self, v: &Value, deep: bool, at: Site) -> R<()> {
+        if !deep {
+            return self.end_cell(v, at, false);
+        }
+        let mut work = vec![v.clone()];
+        while let Some(x) = work.pop() {
+            match &x {
+                Value::Str(s) if s.blk.meta.heap && s.len > 0 => {
+                    self.end_block(&s.blk.meta, "string block", at)?
+                }
+                Value::List(l) => {
+                    if let Some(m) = l.meta() {
+                        self.end_block(m, "list buffer", at)?;
+                        work.extend(l.items());
+                    }
+                }
+                _ if x.cell_meta().is_some() => {
+                    self.end_cell(&x, at, false)?;
+                    work.extend(x.cell_fields().iter().cloned());
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A list buffer or string block a deep drop frees.
+    fn end_block(&mut self, m: &Meta, what: &str, at: Site) -> R<()> {
+        if self.check {
+            if let Some(d) = m.dropped.get() {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: second drop at {} of a {what} allocated at {}, already dropped at {}",
+                    self.pos(at.offset),
+                    self.pos(m.site.offset),
+                    self.pos(d.offset)
+                ))));
+            }
+        }
+        m.dropped.set(Some(at));
+        self.drops_freed += 1;
+        Ok(())
+    }
+
+    /// Ends a cell's block: freed, or (`reuse`) taken by a constructor.
+    pub(crate) fn end_cell(&mut self, v: &Value, at: Site, reuse: bool) -> R<()> {
+        let Some(m) = v.cell_meta() else {
+            return Ok(());
+        };
+        if !m.heap {
+            return Ok(());
+        }
+        if self.check {
+            if let Some((d, was_reuse)) = m.ended.get() {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: {} at {} of a cell allocated at {}, already {} at {}",
+                    if reuse { "reuse" } else { "second drop" },
+                    self.pos(at.offset),
+                    self.pos(m.site.offset),
+                    if was_reuse { "reused" } else { "dropped" },
+                    self.pos(d.offset)
+                ))));
+            }
+        }
+        m.ended.set(Some((at, reuse)));
+        if reuse {
+            self.reused += 1;
+        } else {
+            self.drops_freed += 1;
+        }
+        Ok(())
+    }
+
     /// With drops checked: a use of a block that a drop form freed.
     fn check_live(&self, v: &Value) -> R<()> {
+        if let Some(m) = v.cell_meta() {
+            if let Some((d, reuse)) = m.ended.get() {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: use of a cell allocated at {} after its {} at {}",
+                    self.pos(m.site.offset),
+                    if reuse { "reuse" } else { "drop" },
+                    self.pos(d.offset)
+                ))));
+            }
+        }
         if let Some(m) = v.meta() {
             if let Some(d) = m.dropped.get() {
                 return Err(Box::new(Ctrl::Fatal(format!(
@@ -283,6 +371,9 @@ impl<'p> Interp<'p> {
     /// Frees the block `v` refers to (a drop form at `at`); with `deep`, a
     /// list's heap strings too. Counts what it frees.
     pub(crate) fn free(&mut self, v: &Value, deep: bool, at: Site) -> R<()> {
+        if v.cell_meta().is_some() {
+            return self.free_cell(v, deep, at);
+        }
         let whole = match v {
             Value::Str(s) => s.is_whole(),
             Value::List(l) => l.is_whole(),
@@ -533,9 +624,10 @@ impl<'p> Interp<'p> {
             ExprKind::Unary { op, operand } => self.eval_unary(fr, *op, *operand),
             ExprKind::Index { base, index } => self.eval_index(fr, e, *base, *index),
             ExprKind::Field { base, index } => self.eval_field(fr, *base, *index),
-            ExprKind::Record { ty, fields } => self.eval_record(fr, *ty, fields),
-            ExprKind::Tuple(xs) => self.eval_tuple(fr, xs),
-            ExprKind::Ctor { ctor, args } => self.eval_ctor(fr, *ctor, args),
+            ExprKind::Record { ty, fields } => self.eval_record(fr, e, *ty, fields),
+            ExprKind::Tuple(xs) => self.eval_tuple(fr, e, xs),
+            ExprKind::Ctor { ctor, args } => self.eval_ctor(fr, e, *ctor, args),
+            ExprKind::Reuse { token, value, .. } => self.eval_reuse(fr, e, *token, *value),
             ExprKind::List(xs) => self.eval_list(fr, e, xs),
             ExprKind::Range { lo, hi } => self.eval_range(fr, e, *lo, *hi),
             ExprKind::Lambda { captures, .. } => self.eval_lambda(fr, e, captures),
@@ -593,6 +685,9 @@ impl<'p> Interp<'p> {
     #[inline(never)]
     fn eval_field(&mut self, fr: &mut Frame<'p>, base: ExprId, index: u32) -> R<Value> {
         let v = self.eval(fr, base)?;
+        if self.check {
+            self.check_live(&v)?;
+        }
         let i = index as usize;
         match &v {
             Value::Record(r) => r.fields.get(i).cloned(),
@@ -606,6 +701,7 @@ impl<'p> Interp<'p> {
     fn eval_record(
         &mut self,
         fr: &mut Frame<'p>,
+        e: ExprId,
         ty: ir::TypeId,
         fields: &[(u32, ExprId)],
     ) -> R<Value> {
@@ -620,23 +716,50 @@ impl<'p> Interp<'p> {
                 *slot = v;
             }
         }
-        Ok(Value::Record(Rc::new(RecVal::new(ty, vals.into()))))
+        let site = self.site(fr, e);
+        Ok(Value::Record(Rc::new(RecVal::new(ty, vals.into(), site))))
     }
 
     #[inline(never)]
-    fn eval_tuple(&mut self, fr: &mut Frame<'p>, xs: &[ExprId]) -> R<Value> {
+    fn eval_tuple(&mut self, fr: &mut Frame<'p>, e: ExprId, xs: &[ExprId]) -> R<Value> {
         let vals = self.eval_all_stored(fr, xs)?;
-        Ok(Value::tuple(vals))
+        Ok(Value::tuple(vals, self.site(fr, e)))
     }
 
     #[inline(never)]
-    fn eval_ctor(&mut self, fr: &mut Frame<'p>, ctor: Ctor, args: &[ExprId]) -> R<Value> {
+    fn eval_ctor(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        ctor: Ctor,
+        args: &[ExprId],
+    ) -> R<Value> {
         let mut vals = self.eval_all_stored(fr, args)?;
+        let site = self.site(fr, e);
         Ok(match ctor {
-            Ctor::Some => Value::some(vals.pop().unwrap_or(Value::Unit)),
+            Ctor::Some => Value::some(vals.pop().unwrap_or(Value::Unit), site),
             Ctor::None => Value::None,
-            Ctor::User(ty, variant) => Value::Sum(Rc::new(SumVal::new(ty, variant, vals.into()))),
+            Ctor::User(ty, variant) => {
+                Value::Sum(Rc::new(SumVal::new(ty, variant, vals.into(), site)))
+            }
         })
+    }
+
+    /// A constructor built in the block of `token`, a cell a destructive
+    /// match took apart: with drops checked, the token must still be live
+    /// and is marked reused (any later use of it is an error).
+    #[inline(never)]
+    fn eval_reuse(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        token: LocalId,
+        value: ExprId,
+    ) -> R<Value> {
+        let tok = fr.get(token).clone();
+        let at = self.site(fr, e);
+        self.end_cell(&tok, at, true)?;
+        self.eval(fr, value)
     }
 
     #[inline(never)]
@@ -687,6 +810,9 @@ impl<'p> Interp<'p> {
         arms: &[ir::MatchArm],
     ) -> R<ExprId> {
         let v = self.eval(fr, scrutinee)?;
+        if self.check {
+            self.check_live(&v)?;
+        }
         let share = is_place(fr.body, scrutinee);
         for arm in arms {
             if self.match_pat(fr, arm.pat, &v, share) {
@@ -1383,7 +1509,7 @@ fn for_items(v: &Value) -> R<Vec<Value>> {
         Value::Map(m) => Ok(m
             .borrow()
             .iter()
-            .map(|(k, x)| Value::tuple(vec![k.clone(), x.clone()]))
+            .map(|(k, x)| Value::tuple(vec![k.clone(), x.clone()], Site { offset: 0 }))
             .collect()),
         _ => Err(type_error("for over a non-list")),
     }

@@ -44,6 +44,8 @@ pub struct Outcome {
     pub exit_code: i32,
     /// Blocks freed by drop forms (the native runtime's "freed at last use").
     pub drops_freed: u64,
+    /// Cells whose block a constructor reused (the native "reused in place").
+    pub reused: u64,
     pub oracle: Option<OracleReport>,
 }
 
@@ -203,6 +205,7 @@ fn failed() -> Outcome {
     Outcome {
         exit_code: EXIT_DROP_CHECK,
         drops_freed: 0,
+        reused: 0,
         oracle: None,
     }
 }
@@ -229,6 +232,7 @@ fn run_on_this_thread(
         allocated: 0,
         shared: 0,
         drops_freed: 0,
+        reused: 0,
     };
     let exit_code = match program.main() {
         None => {
@@ -272,6 +276,7 @@ fn run_on_this_thread(
     Outcome {
         exit_code,
         drops_freed: it.drops_freed,
+        reused: it.reused,
         oracle: opts.oracle.then(|| OracleReport {
             allocated: it.allocated,
             never_shared: it.allocated - it.shared,

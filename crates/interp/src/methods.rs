@@ -15,7 +15,7 @@ use crate::show::show_inner;
 use crate::value::{Key, ListVal, MapObj, Site, StrVal, Value};
 
 fn some(v: Value) -> Value {
-    Value::some(v)
+    Value::some(v, Site { offset: 0 })
 }
 
 fn str_of(v: &Value) -> R<&StrVal> {
@@ -403,7 +403,7 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
             let mut out = Vec::with_capacity(items.len());
             for (i, x) in items.into_iter().enumerate() {
                 it.share(&x);
-                out.push(Value::tuple(vec![Value::Int(i as i64), x]));
+                out.push(Value::tuple(vec![Value::Int(i as i64), x], site));
             }
             Value::List(it.new_list(out, site))
         }
@@ -414,7 +414,7 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
             for (x, y) in xs.into_iter().zip(ys) {
                 it.share(&x);
                 it.share(&y);
-                out.push(Value::tuple(vec![x, y]));
+                out.push(Value::tuple(vec![x, y], site));
             }
             Value::List(it.new_list(out, site))
         }
@@ -858,7 +858,7 @@ fn map_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value> 
                     _ => {
                         it.share(&k);
                         it.share(&v);
-                        out.push(Value::tuple(vec![k, v]));
+                        out.push(Value::tuple(vec![k, v], site));
                     }
                 }
             }

@@ -164,8 +164,17 @@ mod tests {
             (s("top \"level\""), "top \"level\""),
             (list(vec![s("a\"b"), s("é\t")]), "[\"a\\\"b\", \"é\\t\"]"),
             (list(vec![]), "[]"),
-            (Value::tuple(vec![Value::Int(1), s("a")]), "(1, \"a\")"),
-            (Value::some(s("x")), "Some(\"x\")"),
+            (
+                Value::tuple(
+                    vec![Value::Int(1), s("a")],
+                    crate::value::Site { offset: 0 },
+                ),
+                "(1, \"a\")",
+            ),
+            (
+                Value::some(s("x"), crate::value::Site { offset: 0 }),
+                "Some(\"x\")",
+            ),
             (Value::None, "None"),
             (
                 Value::Map(Rc::new(RefCell::new(map))),

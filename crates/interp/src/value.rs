@@ -271,15 +271,36 @@ impl MapObj {
     }
 }
 
+/// The drop checker's view of a cell (record, tuple, sum value, `Some`):
+/// where it was made and where a drop or reuse form ended it. A nullary
+/// constructor is static data natively: no block (`heap == false`).
+pub(crate) struct CellMeta {
+    pub(crate) heap: bool,
+    pub(crate) site: Site,
+    /// Where it was freed or reused, and whether it was a reuse.
+    pub(crate) ended: Cell<Option<(Site, bool)>>,
+}
+
+impl CellMeta {
+    pub(crate) fn new(site: Site) -> CellMeta {
+        CellMeta {
+            heap: true,
+            site,
+            ended: Cell::new(None),
+        }
+    }
+}
+
 pub(crate) struct RecVal {
     pub(crate) ty: TypeId,
     pub(crate) fields: Box<[Value]>,
+    pub(crate) meta: CellMeta,
     _charge: Charge,
 }
 
 impl RecVal {
     /// A record: natively a block of its fields' words.
-    pub(crate) fn new(ty: TypeId, fields: Box<[Value]>) -> RecVal {
+    pub(crate) fn new(ty: TypeId, fields: Box<[Value]>, site: Site) -> RecVal {
         let charge = Charge::new(
             limit::fields_bytes(0, &fields),
             limit::rc_with_values::<RecVal>(fields.len()),
@@ -287,6 +308,7 @@ impl RecVal {
         RecVal {
             ty,
             fields,
+            meta: CellMeta::new(site),
             _charge: charge,
         }
     }
@@ -296,13 +318,14 @@ pub(crate) struct SumVal {
     pub(crate) ty: TypeId,
     pub(crate) variant: u32,
     pub(crate) fields: Box<[Value]>,
+    pub(crate) meta: CellMeta,
     _charge: Charge,
 }
 
 impl SumVal {
     /// A constructed variant: natively `[tag, fields...]`, or a static
     /// word (no block) when it has no fields.
-    pub(crate) fn new(ty: TypeId, variant: u32, fields: Box<[Value]>) -> SumVal {
+    pub(crate) fn new(ty: TypeId, variant: u32, fields: Box<[Value]>, site: Site) -> SumVal {
         let native = if fields.is_empty() {
             0
         } else {
@@ -312,26 +335,34 @@ impl SumVal {
         SumVal {
             ty,
             variant,
+            meta: CellMeta {
+                // A nullary constructor is static data natively.
+                heap: !fields.is_empty(),
+                ..CellMeta::new(site)
+            },
             fields,
             _charge: charge,
         }
     }
 }
 
-/// A tuple's fields: natively a block of their words.
+/// A tuple's elements (reads go through `Deref` to the slice): natively a
+/// block of their words.
 pub(crate) struct TupleVal {
-    items: Box<[Value]>,
+    pub(crate) items: Box<[Value]>,
+    pub(crate) meta: CellMeta,
     _charge: Charge,
 }
 
 impl TupleVal {
-    pub(crate) fn new(items: Box<[Value]>) -> TupleVal {
+    pub(crate) fn new(items: Box<[Value]>, site: Site) -> TupleVal {
         let charge = Charge::new(
             limit::fields_bytes(0, &items),
             limit::rc_with_values::<TupleVal>(items.len()),
         );
         TupleVal {
             items,
+            meta: CellMeta::new(site),
             _charge: charge,
         }
     }
@@ -344,20 +375,23 @@ impl std::ops::Deref for TupleVal {
     }
 }
 
-/// The payload of `Some`: natively `[1, payload]`.
+/// The value inside a `Some` (reads go through `Deref`): natively
+/// `[1, payload]`.
 pub(crate) struct SomeVal {
-    value: Value,
+    pub(crate) val: Value,
+    pub(crate) meta: CellMeta,
     _charge: Charge,
 }
 
 impl SomeVal {
-    pub(crate) fn new(value: Value) -> SomeVal {
+    pub(crate) fn new(val: Value, site: Site) -> SomeVal {
         let charge = Charge::new(
-            limit::fields_bytes(1, std::slice::from_ref(&value)),
+            limit::fields_bytes(1, std::slice::from_ref(&val)),
             limit::real(std::mem::size_of::<SomeVal>() + 16),
         );
         SomeVal {
-            value,
+            val,
+            meta: CellMeta::new(site),
             _charge: charge,
         }
     }
@@ -366,7 +400,7 @@ impl SomeVal {
 impl std::ops::Deref for SomeVal {
     type Target = Value;
     fn deref(&self) -> &Value {
-        &self.value
+        &self.val
     }
 }
 
@@ -435,12 +469,6 @@ pub(crate) enum Value {
 }
 
 impl Value {
-    pub(crate) fn tuple(items: Vec<Value>) -> Value {
-        Value::Tuple(Rc::new(TupleVal::new(items.into())))
-    }
-    pub(crate) fn some(v: Value) -> Value {
-        Value::Some(Rc::new(SomeVal::new(v)))
-    }
     /// A view: a string or list value that does not cover its whole block.
     pub(crate) fn is_view(&self) -> bool {
         match self {
@@ -458,6 +486,38 @@ impl Value {
             _ => None,
         }
     }
+    /// A tuple made at `site`.
+    pub(crate) fn tuple(items: Vec<Value>, site: Site) -> Value {
+        Value::Tuple(Rc::new(TupleVal::new(items.into(), site)))
+    }
+
+    /// `Some(v)` made at `site`.
+    pub(crate) fn some(val: Value, site: Site) -> Value {
+        Value::Some(Rc::new(SomeVal::new(val, site)))
+    }
+
+    /// The cell block this value refers to (record, tuple, sum, `Some`).
+    pub(crate) fn cell_meta(&self) -> Option<&CellMeta> {
+        match self {
+            Value::Tuple(t) => Some(&t.meta),
+            Value::Record(r) => Some(&r.meta),
+            Value::Sum(s) => Some(&s.meta),
+            Value::Some(x) => Some(&x.meta),
+            _ => None,
+        }
+    }
+
+    /// The fields of a cell, in layout order (empty for other values).
+    pub(crate) fn cell_fields(&self) -> &[Value] {
+        match self {
+            Value::Tuple(t) => &t.items,
+            Value::Record(r) => &r.fields,
+            Value::Sum(s) => &s.fields,
+            Value::Some(x) => std::slice::from_ref(&x.val),
+            _ => &[],
+        }
+    }
+
     pub(crate) fn as_int(&self) -> i64 {
         match self {
             Value::Int(i) => *i,

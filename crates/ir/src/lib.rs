@@ -90,6 +90,12 @@ impl Ty {
     pub fn is_freeable(&self) -> bool {
         matches!(self, Ty::List(_) | Ty::Str)
     }
+
+    /// A record, tuple, sum value or option: one word pointing at a block
+    /// (static for nullary constructors and `None`).
+    pub fn is_cell(&self) -> bool {
+        matches!(self, Ty::Adt(_) | Ty::Tuple(_) | Ty::Option(_))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -543,6 +549,16 @@ pub enum ExprKind {
     BuilderFinish {
         builder: LocalId,
     },
+    /// `value` (a constructor, record or tuple expression) built in the
+    /// block of `token`, a cell whose value a destructive `match` just took
+    /// apart (its fields were read out; nothing else refers to it). The
+    /// backend allocates afresh when it cannot reuse. `reason` indexes the
+    /// ownership pass's decision table.
+    Reuse {
+        token: LocalId,
+        value: ExprId,
+        reason: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -595,11 +611,14 @@ pub enum StmtKind {
     Drop(Drop),
 }
 
-/// An explicit free of a local's list buffer or string block.
+/// An explicit free of a local's block: a list buffer or string block, or
+/// a cell (record, tuple, sum value, `Some`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Drop {
     pub local: LocalId,
-    /// A list of strings that owns its strings: free them too.
+    /// A list of strings that owns its strings: free them too. A cell:
+    /// free every block it owns (through the type descriptors); without
+    /// `deep`, only the cell's own block (its fields were moved out).
     pub deep: bool,
     /// Index into the ownership pass's decision table for this body (what
     /// `explain` prints for this drop).

@@ -654,6 +654,23 @@ impl<'a> Printer<'a> {
                 let n = self.local(*builder);
                 let _ = write!(self.out, "builder_finish({n})");
             }
+            ExprKind::Reuse {
+                token,
+                value,
+                reason,
+            } => {
+                let n = self.local(*token);
+                let _ = write!(self.out, "reuse {n} for ");
+                self.expr(*value);
+                match self.why.and_then(|(f, why)| why(f, *reason)) {
+                    Some(text) => {
+                        let _ = write!(self.out, " ({text})");
+                    }
+                    None => {
+                        let _ = write!(self.out, " (reason {reason})");
+                    }
+                }
+            }
         }
     }
 

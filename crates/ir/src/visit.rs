@@ -2,7 +2,7 @@
 //! children, in evaluation order. The rewrite, analyses and tests walk
 //! expressions through it, so a new expression kind is added in one place.
 
-use crate::{Callee, ExprId, ExprKind, InterpPart};
+use crate::{Callee, ExprId, ExprKind, InterpPart, StmtKind};
 
 /// Visits an expression's direct children in evaluation order. A block's
 /// statements and tail are not visited: walkers handle statements (and
@@ -77,7 +77,19 @@ pub fn children_mut(kind: &mut ExprKind, f: &mut dyn FnMut(&mut ExprId)) {
             f(key);
             f(value);
         }
-        ExprKind::BuilderPush { value, .. } => f(value),
+        ExprKind::BuilderPush { value, .. } | ExprKind::Reuse { value, .. } => f(value),
+    }
+}
+
+/// A statement's direct child expressions, in evaluation order.
+pub fn stmt_children(kind: &StmtKind) -> Vec<ExprId> {
+    match kind {
+        StmtKind::Let { init, .. } | StmtKind::Var { init, .. } => vec![*init],
+        StmtKind::Assign { value, .. } => vec![*value],
+        StmtKind::Expr(x) => vec![*x],
+        StmtKind::For { iter, body, .. } => vec![*iter, *body],
+        StmtKind::While { cond, body } => vec![*cond, *body],
+        StmtKind::Drop(_) => Vec::new(),
     }
 }
 

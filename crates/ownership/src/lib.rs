@@ -56,6 +56,7 @@
 //!   whether the buffer moved.
 #![forbid(unsafe_code)]
 
+mod cells;
 mod decide;
 mod fusion;
 pub mod reason;
@@ -89,6 +90,14 @@ pub struct Summary {
     /// that are not lists or strings).
     pub borrowed: Vec<bool>,
     pub why_not_borrowed: Vec<Option<ParamUse>>,
+    /// Every value the function returns is a cell tree nobody else holds
+    /// any part of (owned deep).
+    pub owned_deep_result: bool,
+    pub why_not_owned_deep: Option<cells::Shared>,
+    /// Per parameter: nothing reachable from it is kept by the body (the
+    /// body only borrows it deep; always true for non-cell parameters).
+    pub cell_borrowed: Vec<bool>,
+    pub why_not_cell_borrowed: Vec<Option<cells::Shared>>,
 }
 
 impl Summary {
@@ -99,11 +108,21 @@ impl Summary {
             deep_result: true,
             borrowed: vec![true; n],
             why_not_borrowed: vec![None; n],
+            owned_deep_result: true,
+            why_not_owned_deep: None,
+            cell_borrowed: vec![true; n],
+            why_not_cell_borrowed: vec![None; n],
         }
     }
     /// The facts the fixpoint compares (reasons may differ by visit order).
-    fn key(&self) -> (bool, bool, &[bool]) {
-        (self.fresh_result, self.deep_result, &self.borrowed)
+    fn key(&self) -> (bool, bool, &[bool], bool, &[bool]) {
+        (
+            self.fresh_result,
+            self.deep_result,
+            &self.borrowed,
+            self.owned_deep_result,
+            &self.cell_borrowed,
+        )
     }
 }
 
@@ -180,7 +199,7 @@ pub fn analyze(program: &Program) -> Analysis {
         let facts = walk::walk(body, sm, &summaries);
         let mut d = Decider::new(body, sm, &facts, &summaries);
         d.fusion = ir::fusion::Plan::of(program, &effects, f);
-        let (plan, why) = plan(&d);
+        let (plan, why) = plan(&d, &program.items);
         for c in &d.fusion.chains {
             let at = match c.consumer {
                 ir::fusion::Consumer::Method(e) => sm.expr(e).start,
@@ -188,7 +207,7 @@ pub fn analyze(program: &Program) -> Analysis {
             };
             pipelines.push((at, f, c.clone()));
         }
-        fates.extend(report::fates(f, &d, &plan, &summaries));
+        fates.extend(report::fates(f, &d, &plan, &summaries, &program.items));
         let (nb, nsm) = rewrite::rewrite(body, sm, &plan);
         for (l, _) in plan.builders.iter() {
             if let Some(init) = find_var_init(&nb, *l) {
@@ -282,6 +301,10 @@ fn solve(program: &Program) -> Vec<Summary> {
                 for (b, o) in s.borrowed.iter_mut().zip(&old.borrowed) {
                     *b &= *o;
                 }
+                s.owned_deep_result &= old.owned_deep_result;
+                for (b, o) in s.cell_borrowed.iter_mut().zip(&old.cell_borrowed) {
+                    *b &= *o;
+                }
                 if s.key() != old.key() {
                     changed = true;
                     summaries[i] = s;
@@ -311,7 +334,7 @@ fn solve(program: &Program) -> Vec<Summary> {
 }
 
 /// Turns one body's decisions into a rewrite plan and its reason table.
-fn plan(d: &Decider) -> (rewrite::Plan, Vec<DropReason>) {
+fn plan(d: &Decider, items: &ir::ItemTree) -> (rewrite::Plan, Vec<DropReason>) {
     let body = d.body;
     let mut plan = rewrite::Plan::default();
     let mut why = Vec::new();
@@ -419,6 +442,7 @@ fn plan(d: &Decider) -> (rewrite::Plan, Vec<DropReason>) {
             _ => {}
         }
     }
+    cells::plan(&cells::Cells::new(d, items), &mut plan, &mut why);
     (plan, why)
 }
 

@@ -156,9 +156,29 @@ pub enum NotOwned {
 /// the drop).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DropReason {
-    LastUse { local: LocalId, deep: bool },
-    Temp { reader: Reader, deep: bool },
+    LastUse {
+        local: LocalId,
+        deep: bool,
+    },
+    Temp {
+        reader: Reader,
+        deep: bool,
+    },
     BuilderPiece(LocalId),
+    /// The last use of an owned-deep cell: its whole tree is freed.
+    CellLastUse(LocalId),
+    /// A destructive match took the cell apart and no constructor of its
+    /// size class in the arm takes its block.
+    TokenFreed(LocalId),
+    /// The arm's pattern is `_`: the owned-deep value dies whole.
+    DeadValue(LocalId),
+    /// A field of the owned-deep cell given, bound to `_` or never used.
+    DeadField(LocalId),
+    /// The cell's block is reused by the constructor given.
+    Reused {
+        local: LocalId,
+        by: ir::ExprId,
+    },
 }
 
 /// What renders reasons: names and positions of the analysed program.
@@ -430,6 +450,70 @@ impl Cx<'_> {
             DropReason::BuilderPiece(l) => {
                 format!("temporary appended to the builder {}", self.local(f, l))
             }
+            DropReason::CellLastUse(l) => {
+                format!(
+                    "last use of {}, owned deep: its whole tree",
+                    self.local(f, l)
+                )
+            }
+            DropReason::TokenFreed(l) => format!(
+                "{} taken apart by the match; no constructor of its size in this arm",
+                self.local(f, l)
+            ),
+            DropReason::DeadValue(l) => {
+                format!("{} dies here: the pattern is _", self.local(f, l))
+            }
+            DropReason::DeadField(l) => {
+                format!("a field of {} that the arm never uses", self.local(f, l))
+            }
+            DropReason::Reused { local, by } => format!(
+                "{} reused by {} at {}",
+                self.local(f, local),
+                self.site_name(f, by),
+                self.pos(self.program.source_map(f).expr(by).start)
+            ),
+        }
+    }
+
+    /// What a constructor expression builds: `Node`, `record Sale`, `tuple`.
+    fn site_name(&self, f: FnId, e: ir::ExprId) -> String {
+        let Some(b) = self.program.bodies.get(f.into_raw().into_u32() as usize) else {
+            return "?".into();
+        };
+        match &b[e].kind {
+            ir::ExprKind::Ctor { ctor, .. } => ctor_name(&self.program.items, *ctor),
+            ir::ExprKind::Record { ty, .. } => {
+                format!("record {}", self.program.items.types[*ty].name)
+            }
+            _ => "tuple".into(),
+        }
+    }
+
+    /// Why a value is not owned deep or a use is not a borrow.
+    pub fn shared(&self, s: crate::cells::Shared) -> String {
+        use crate::cells::Shared as S;
+        match s {
+            S::TypeNotDeep => "its type holds a map, closure or builder".into(),
+            S::NotNew => "not a new value".into(),
+            S::FieldNotOwned => "a string or list field that is a name, a view or not fresh".into(),
+            S::FnResult(g) => format!("{}() does not return an owned-deep value", self.fn_name(g)),
+            S::Param => "a parameter (borrowed)".into(),
+            S::PartOf => "a part of another value".into(),
+            S::UsedTwice(a, b) => {
+                format!("shared: used twice ({} and {})", self.pos(a), self.pos(b))
+            }
+            S::ConsumedInLoop(at) => format!("shared: consumed in a loop at {}", self.pos(at)),
+            S::InClosure(at) => format!("shared: used in a closure at {}", self.pos(at)),
+            S::Escapes(e, at) => format!("shared: {} at {}", self.escape(e, 0), self.pos(at)),
+            S::PassedTo { f: g, param, at } => format!(
+                "shared: passed to {}() at {}, whose parameter {} keeps a part of it",
+                self.fn_name(g),
+                self.pos(at),
+                param + 1
+            ),
+            S::PartEscapes(at) => format!("shared: a part of it may be kept at {}", self.pos(at)),
+            S::Var => "a var".into(),
+            S::Cycle => "its decision depends on itself".into(),
         }
     }
 }

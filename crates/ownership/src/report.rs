@@ -4,6 +4,7 @@
 
 use ir::{BinOp, Builtin, Callee, Ctor, ExprId, ExprKind, FnId, LocalId, Method, Ty, TypeId};
 
+use crate::cells::{CellEnd, Cells, Shared};
 use crate::decide::{Decider, End, Fresh, Own};
 use crate::reason::{Cx, Escape, NotFresh, NotOwned, Reader};
 use crate::rewrite::Plan;
@@ -169,6 +170,36 @@ pub enum FateKind {
         why: NotOwned,
         at: u32,
     },
+    /// An owned-deep cell freed with its whole tree after `at`.
+    CellFreedDeep {
+        local: LocalId,
+        at: u32,
+    },
+    /// An owned-deep cell taken apart by the match at `at`: its block is
+    /// reused or freed in each arm.
+    CellTakenApart {
+        local: LocalId,
+        at: u32,
+    },
+    /// Owned deep by `local`, which hands it on at `at`.
+    CellMoved {
+        local: LocalId,
+        at: u32,
+    },
+    /// Part of the owned-deep value made at `at`, which is `then`.
+    CellPartOf {
+        at: u32,
+        then: Box<FateKind>,
+    },
+    /// Returned owned deep: the callers decide.
+    CellReturned(FnId),
+    /// Not owned deep: the collector's.
+    CellShared(Shared),
+    /// Built in the block of `token` (a reuse), then `then`.
+    CellReusing {
+        token: LocalId,
+        then: Box<FateKind>,
+    },
 }
 
 impl FateKind {
@@ -188,6 +219,11 @@ impl FateKind {
                 | FateKind::HandedToPut { .. }
                 | FateKind::FreedAfterLastUse { .. }
                 | FateKind::FreedWhenReplaced { .. }
+                | FateKind::CellFreedDeep { .. }
+                | FateKind::CellTakenApart { .. }
+        ) || matches!(
+            self,
+            FateKind::CellPartOf { then, .. } | FateKind::CellReusing { then, .. } if then.is_freed()
         )
     }
 }
@@ -329,6 +365,38 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
             local(*x),
             if *deep { ", with its strings" } else { "" }
         ),
+        FateKind::CellFreedDeep { local: x, at } => format!(
+            "freed deep after {} (last use of {}, owned deep)",
+            pos(*at),
+            local(*x)
+        ),
+        FateKind::CellTakenApart { local: x, at } => format!(
+            "taken apart by the match at {} (last use of {}): its block is reused or freed there",
+            pos(*at),
+            local(*x)
+        ),
+        FateKind::CellMoved { local: x, at } => {
+            format!(
+                "owned deep by {}, which hands it on at {}",
+                local(*x),
+                pos(*at)
+            )
+        }
+        FateKind::CellPartOf { at, then } => format!(
+            "part of the owned-deep value made at {}, which is {}",
+            pos(*at),
+            render_fate(cx, f, then)
+        ),
+        FateKind::CellReturned(g) => format!(
+            "returned owned deep by {}(): its callers decide",
+            cx.fn_name(*g)
+        ),
+        FateKind::CellShared(why) => format!("left for the collector: {}", cx.shared(*why)),
+        FateKind::CellReusing { token, then } => format!(
+            "built in the block of {} (reused), then {}",
+            local(*token),
+            render_fate(cx, f, then)
+        ),
         FateKind::FreedWhenReplaced { local: x, why, at } => {
             let name = local(*x);
             format!(
@@ -341,12 +409,19 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
     }
 }
 
-pub fn fates(f: FnId, d: &Decider, plan: &Plan, summaries: &[Summary]) -> Vec<Fate> {
+pub fn fates(
+    f: FnId,
+    d: &Decider,
+    plan: &Plan,
+    summaries: &[Summary],
+    items: &ir::ItemTree,
+) -> Vec<Fate> {
     let r = Reporter {
         f,
         d,
         plan,
         summaries,
+        cells: Cells::new(d, items),
     };
     let mut out = Vec::new();
     let mut ids: Vec<ExprId> = d.facts.exprs.iter().map(|(e, _)| e).collect();
@@ -412,6 +487,7 @@ struct Reporter<'a> {
     d: &'a Decider<'a>,
     plan: &'a Plan,
     summaries: &'a [Summary],
+    cells: Cells<'a, 'a>,
 }
 
 impl Reporter<'_> {
@@ -488,6 +564,9 @@ impl Reporter<'_> {
 
     fn fate(&self, e: ExprId) -> FateKind {
         let body = self.d.body;
+        if body[e].ty.is_cell() && !matches!(body[e].kind, ExprKind::Method { .. }) {
+            return self.cell_fate(e, 0);
+        }
         if !body[e].ty.is_freeable() {
             return FateKind::NotFreeable;
         }
@@ -495,6 +574,62 @@ impl Reporter<'_> {
             return FateKind::NeverBuilt;
         }
         self.value_fate(e, 0)
+    }
+
+    /// What happens to the cell a constructor `e` makes.
+    fn cell_fate(&self, e: ExprId, depth: u32) -> FateKind {
+        let c = &self.cells;
+        if let Some((token, _)) = self.plan.reuses.get(&e) {
+            if depth == 0 {
+                return FateKind::CellReusing {
+                    token: *token,
+                    then: Box::new(self.cell_fate(e, 1)),
+                };
+            }
+        }
+        if depth > 32 {
+            return FateKind::Left;
+        }
+        if let Err(why) = c.owned_deep(e) {
+            return FateKind::CellShared(why);
+        }
+        let top = self.top(e);
+        let Some(facts) = self.d.facts.exprs.get(top) else {
+            return FateKind::Unreachable;
+        };
+        match &facts.ctx {
+            Ctx::Bind(x) => match c.own(*x) {
+                Ok(CellEnd::DropDeep { at, .. }) => FateKind::CellFreedDeep { local: *x, at },
+                Ok(CellEnd::Matched { at, .. }) => FateKind::CellTakenApart { local: *x, at },
+                Ok(CellEnd::Moved { at }) => FateKind::CellMoved { local: *x, at },
+                Err(why) => FateKind::CellShared(why),
+            },
+            Ctx::Escape(
+                Escape::StoredInCtor(_) | Escape::StoredInTuple | Escape::StoredInField { .. },
+            ) => match facts.parent {
+                Some(p) if c.owned_deep(p).is_ok() => FateKind::CellPartOf {
+                    at: self.d.sm.expr(p).start,
+                    then: Box::new(self.cell_fate(p, depth + 1)),
+                },
+                _ => FateKind::CellShared(Shared::Escapes(
+                    match facts.ctx {
+                        Ctx::Escape(w) => w,
+                        _ => Escape::Matched,
+                    },
+                    facts.reader_at,
+                )),
+            },
+            Ctx::Out => {
+                let s = &self.summaries[self.f.into_raw().into_u32() as usize];
+                if s.owned_deep_result {
+                    FateKind::CellReturned(self.f)
+                } else {
+                    FateKind::CellShared(s.why_not_owned_deep.unwrap_or(Shared::NotNew))
+                }
+            }
+            Ctx::Escape(w) => FateKind::CellShared(Shared::Escapes(*w, facts.reader_at)),
+            _ => FateKind::CellShared(Shared::PartEscapes(facts.reader_at)),
+        }
     }
 
     /// What happens to the value of `e` (a fresh or growing expression).

@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 
 use ir::visit::{children, children_mut};
 use ir::{
-    Body, BodySourceMap, ExprId, ExprKind, LocalId, LocalKind, OldValue, Pat, PatKind, Span, Stmt,
-    StmtId, StmtKind, Ty,
+    Body, BodySourceMap, ExprId, ExprKind, LocalId, LocalKind, OldValue, Pat, PatId, PatKind, Span,
+    Stmt, StmtId, StmtKind, Ty,
 };
 
 /// Everything the rewrite inserts into one body.
@@ -29,6 +29,20 @@ pub struct Plan {
     pub puts: HashSet<ExprId>,
     /// Builder vars: the join that finishes them and the separator.
     pub builders: HashMap<LocalId, (ExprId, String)>,
+    /// Destructive matches: per arm, what dies at its start.
+    pub matches: HashMap<ExprId, Vec<ArmStart>>,
+    /// Constructors built in a reuse token's block: (token, reason).
+    pub reuses: HashMap<ExprId, (LocalId, u32)>,
+}
+
+/// What a destructive match's arm frees at its start: drops of the token
+/// local (deep: the whole value; shallow: its block), and pattern `_`
+/// fields (bound to a temporary and dropped deep), each with a reason.
+#[derive(Default, Debug, Clone)]
+pub struct ArmStart {
+    pub token: Option<(LocalId, bool, u32)>,
+    pub fields: Vec<(PatId, u32)>,
+    pub binds: Vec<(LocalId, u32)>,
 }
 
 pub fn rewrite(body: &Body, sm: &BodySourceMap, plan: &Plan) -> (Body, BodySourceMap) {
@@ -147,6 +161,27 @@ impl Rw<'_> {
                 }
             }
         }
+        if let Some(starts) = self.plan.matches.get(&e) {
+            if let ExprKind::Match { arms, .. } = &mut kind {
+                for (arm, st) in arms.iter_mut().zip(starts.clone()) {
+                    arm.body = self.arm_start(arm.body, &st);
+                }
+            }
+        }
+        if let Some(&(token, reason)) = self.plan.reuses.get(&e) {
+            self.body.exprs[e].kind = kind;
+            let ty = self.body[e].ty.clone();
+            let span = self.span(e);
+            return self.new_expr(
+                ExprKind::Reuse {
+                    token,
+                    value: e,
+                    reason,
+                },
+                ty,
+                span,
+            );
+        }
         let operand_parent = matches!(
             kind,
             ExprKind::Interp(_)
@@ -233,6 +268,39 @@ impl Rw<'_> {
         stmts.extend(drops);
         let tail = tail.map(|r| self.local_expr(r, span));
         self.new_expr(ExprKind::Block { stmts, tail }, ty, span)
+    }
+
+    /// `{ drops; body }`: an arm of a destructive match with what dies at
+    /// its start (fields bound to `_` get a temporary to drop).
+    fn arm_start(&mut self, arm_body: ExprId, st: &ArmStart) -> ExprId {
+        let span = self.span(arm_body);
+        let mut stmts = Vec::new();
+        for &(p, reason) in &st.fields {
+            let ty = self.body[p].ty.clone();
+            let deep = crate::cells::field_drop(&ty).unwrap_or(false);
+            let t = self.new_temp("field", ty, span);
+            self.body.pats[p].kind = PatKind::Bind(t);
+            stmts.push(self.drop_stmt(t, deep, reason, span));
+        }
+        for &(l, reason) in &st.binds {
+            let deep = crate::cells::field_drop(&self.body.locals[l].ty).unwrap_or(false);
+            stmts.push(self.drop_stmt(l, deep, reason, span));
+        }
+        if let Some((l, deep, reason)) = st.token {
+            stmts.push(self.drop_stmt(l, deep, reason, span));
+        }
+        if stmts.is_empty() {
+            return arm_body;
+        }
+        let ty = self.body[arm_body].ty.clone();
+        self.new_expr(
+            ExprKind::Block {
+                stmts,
+                tail: Some(arm_body),
+            },
+            ty,
+            span,
+        )
     }
 
     fn contains_assign(&self, e: ExprId) -> bool {

@@ -389,6 +389,7 @@ impl Walker<'_> {
                 self.operand(*value, Ctx::Read(Reader::Builder), e)
             }
             ExprKind::BuilderFinish { .. } => {}
+            ExprKind::Reuse { value, .. } => self.through(*value, ctx, reader_at),
         }
     }
 

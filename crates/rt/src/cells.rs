@@ -287,8 +287,8 @@ pub unsafe extern "C" fn sspur_free_cell(p: u64, kind: u64, site: u32) {
 /// block of reuse token `token` when it can be: the token's block is in
 /// the heap, holds `bytes`, and the mode reuses (not SSPUR_MEM=check or
 /// gc). Otherwise the token's block is freed (quarantined in check mode)
-/// and a new block is allocated at `site`. Returns null when that
-/// allocation fails (the caller traps `out of memory`).
+/// and a new block is allocated at `site`, trapping `out of memory` there
+/// when that fails.
 ///
 /// A reused block keeps its size; the words past `bytes` are zeroed so no
 /// stale pointer keeps garbage alive, and the constructor overwrites the
@@ -302,7 +302,7 @@ pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32)
     let rt = rt();
     let bytes = bytes as usize;
     let Some((id, i)) = rt.heap.lookup(token as usize) else {
-        return rt.alloc(bytes, POINTER, site) as u64;
+        return crate::helpers::sspur_alloc_block(bytes as u64, 1, site);
     };
     let page = &rt.heap.pages[id];
     let (base, size) = (page.block_addr(i), page.block_size);
@@ -333,5 +333,5 @@ pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32)
     }
     // Check mode quarantines the token; a token that does not fit is freed.
     rt.free_uncounted(token as usize, site);
-    rt.alloc(bytes, POINTER, site) as u64
+    crate::helpers::sspur_alloc_block(bytes as u64, 1, site)
 }

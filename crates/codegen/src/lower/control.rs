@@ -78,9 +78,21 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 self.b.switch_to_block(exit);
             }
             StmtKind::Drop(d) => {
-                if self.sh.drops && self.body[d.local].ty.is_freeable() {
+                let ty = self.body[d.local].ty.clone();
+                if self.sh.drops && ty.is_freeable() {
                     let v = self.use_local(d.local);
                     self.drop_vals(&v, d.deep, s, d.local);
+                } else if self.sh.drops && ty.is_cell() {
+                    let v = self.use_local(d.local);
+                    let site = self.drop_site(s, d.local);
+                    if d.deep {
+                        let t = self.ty_id(&ty);
+                        let zero = self.iconst(0);
+                        self.rt(F::sspur_free_deep, &[v[0], zero, t, site]);
+                    } else {
+                        let kind = self.iconst(rt::BlockKind::Cell as i64);
+                        self.rt(F::sspur_free_cell, &[v[0], kind, site]);
+                    }
                 }
             }
         }
@@ -96,6 +108,21 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         } else {
             F::sspur_drop
         };
+        let site = self.drop_site(s, local);
+        if deep {
+            self.rt(f, &[v[0], v[1], site]);
+        } else {
+            let kind = match self.body[local].ty {
+                Ty::Str => rt::BlockKind::Str,
+                _ => rt::BlockKind::List,
+            };
+            let kind = self.iconst(kind as i64);
+            self.rt(f, &[v[0], v[1], kind, site]);
+        }
+    }
+
+    /// The site id naming the drop of `local` at statement `s`.
+    fn drop_site(&mut self, s: StmtId, local: LocalId) -> Value {
         let map = self.prog.source_map(self.owner);
         let span = match map.stmt(s) {
             sp if sp.end > sp.start => sp,
@@ -110,17 +137,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             what,
             key: None,
         });
-        let site = self.iconst(self.sh.sites.len() as i64);
-        if deep {
-            self.rt(f, &[v[0], v[1], site]);
-        } else {
-            let kind = match self.body[local].ty {
-                Ty::Str => rt::BlockKind::Str,
-                _ => rt::BlockKind::List,
-            };
-            let kind = self.iconst(kind as i64);
-            self.rt(f, &[v[0], v[1], kind, site]);
-        }
+        self.iconst(self.sh.sites.len() as i64)
     }
 
     pub(super) fn for_loop(

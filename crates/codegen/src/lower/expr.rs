@@ -85,7 +85,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 }
                 let (offs, total) = offsets(ftys.iter());
                 let site = self.site(e);
-                let p = self.alloc(total, site);
+                let p = self.alloc_cell(e, total, site);
                 for (i, v) in vals {
                     if let Some(&o) = offs.get(i) {
                         self.store_words(p, o, &v);
@@ -101,7 +101,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let tys: Vec<Ty> = es.iter().map(|x| self.body[*x].ty.clone()).collect();
                 let (offs, total) = offsets(tys.iter());
                 let site = self.site(e);
-                let p = self.alloc(total, site);
+                let p = self.alloc_cell(e, total, site);
                 for (i, v) in vals.iter().enumerate() {
                     self.store_words(p, offs[i], v);
                 }
@@ -119,7 +119,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 }
                 let (offs, total) = offsets(ftys.iter());
                 let site = self.site(e);
-                let p = self.alloc(total + 1, site);
+                let p = self.alloc_cell(e, total + 1, site);
                 let t = self.iconst(tag as i64);
                 self.store_words(p, 0, &[t]);
                 for (i, v) in vals.iter().enumerate() {
@@ -171,6 +171,15 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     self.store_words(p, 1 + offs[i], v);
                 }
                 Some(vec![p])
+            }
+            ExprKind::Reuse { token, value, .. } => {
+                if self.sh.drops {
+                    let t = self.use_local(*token)[0];
+                    self.reuse = Some((*value, t));
+                }
+                let v = self.expr(*value);
+                self.reuse = None;
+                v
             }
             ExprKind::If { cond, then, else_ } => self.if_expr(*cond, *then, *else_, &ty),
             ExprKind::Match { scrutinee, arms } => self.match_expr(*scrutinee, arms, &ty),

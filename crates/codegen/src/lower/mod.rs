@@ -200,6 +200,9 @@ pub struct Lowerer<'a, 'm, 'f> {
     fused: Option<fusion::Stream>,
     /// The body's fusion plan.
     plan: std::rc::Rc<::ir::fusion::Plan>,
+    /// The constructor expression about to be built in a reuse token's
+    /// block, and the token's pointer.
+    reuse: Option<(ExprId, Value)>,
 }
 
 fn ba(vals: &[Value]) -> Vec<BlockArg> {
@@ -239,6 +242,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             ret_words: words(ret).max(1),
             fused: None,
             plan,
+            reuse: None,
         }
     }
 
@@ -431,6 +435,19 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let bytes = self.iconst((nwords.max(1) * 8) as i64);
         let one = self.iconst(1);
         self.rt1(F::sspur_alloc_block, &[bytes, one, site])
+    }
+
+    /// The block of constructor `e`: the reuse token's when `e` is the
+    /// value of the `reuse` being lowered, else a new one.
+    fn alloc_cell(&mut self, e: ExprId, nwords: usize, site: Value) -> Value {
+        match self.reuse {
+            Some((ce, token)) if ce == e => {
+                self.reuse = None;
+                let bytes = self.iconst((nwords.max(1) * 8) as i64);
+                self.rt1(F::sspur_reuse_or_alloc, &[token, bytes, site])
+            }
+            _ => self.alloc(nwords, site),
+        }
     }
 
     fn ty_id(&mut self, ty: &Ty) -> Value {
