@@ -500,3 +500,54 @@ fn traps() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Ten million cells in one chain, freed deep at the owner's last use:
+/// the runtime's deep free is iterative (no native recursion), so this
+/// frees in every mode without overflowing the stack, and the interpreter
+/// with drops checked frees the same number of blocks. Not under
+/// collector stress (a collection every 64 KB over 320 MB of live cells is
+/// quadratic); tests/programs/cells_chain.ssp is the stressed version.
+#[test]
+fn ten_million_cell_chain_frees_deep() {
+    let path = "tests/big/cells_chain_10m.ssp";
+    let expected = std::fs::read(root().join("tests/big/cells_chain_10m.stdout")).unwrap();
+    let case = Case {
+        path: path.into(),
+        args: Vec::new(),
+        stdin: String::new(),
+        stdout: expected,
+        stderr: Vec::new(),
+        exit: 0,
+    };
+    let mut failures = Vec::new();
+    for (what, env) in [
+        ("default", &[("SSPUR_GC_STATS", "1")][..]),
+        ("SSPUR_MEM=gc", &[("SSPUR_MEM", "gc")][..]),
+        ("SSPUR_MEM=check", &[("SSPUR_MEM", "check")][..]),
+    ] {
+        let got = run_native(path, &[], "", env);
+        if what == "default" {
+            let freed = stat(&got.stderr, "freed at last use");
+            if freed != Some(10_000_000) {
+                failures.push(format!("{path}: freed at last use {freed:?}, not 10000000"));
+            }
+            let got = Run {
+                stderr: Vec::new(),
+                ..got
+            };
+            failures.extend(compare(&case, what, &got));
+        } else {
+            failures.extend(compare(&case, what, &got));
+        }
+    }
+    let i = run_interp(&case);
+    if i.stdout != case.stdout || i.exit != 0 || i.drops != 10_000_000 {
+        failures.push(format!(
+            "{path}: the interpreter with drops checked printed {} (exit {}) and freed {}",
+            show(&i.stdout),
+            i.exit,
+            i.drops
+        ));
+    }
+    assert_none("ten million cells", failures);
+}

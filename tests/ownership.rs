@@ -248,6 +248,26 @@ fn drops_name_bound_locals() {
                     block(b, *t, scope, errs);
                 }
             }
+            // An arm's pattern binds its locals for the arm's body (a
+            // destructive match drops unused ones at the arm's start).
+            ExprKind::Match { scrutinee, arms } => {
+                block(b, *scrutinee, scope, errs);
+                for arm in arms {
+                    let inner = scope.len();
+                    let mut pats = vec![arm.pat];
+                    while let Some(p) = pats.pop() {
+                        match &b[p].kind {
+                            ir::PatKind::Bind(l) => scope.push(*l),
+                            ir::PatKind::Tuple(ps) | ir::PatKind::Ctor { args: ps, .. } => {
+                                pats.extend(ps.iter().copied())
+                            }
+                            _ => {}
+                        }
+                    }
+                    block(b, arm.body, scope, errs);
+                    scope.truncate(inner);
+                }
+            }
             k => {
                 let kids = ir::visit::children(k);
                 for k in kids {

@@ -312,7 +312,7 @@ impl<'a, 'd> Cells<'a, 'd> {
     /// How owned-deep local `x` ends, or why it is not owned deep.
     pub fn own(&self, x: LocalId) -> Result<CellEnd, Shared> {
         if let Some(o) = self.own_memo.borrow().get(&x) {
-            return o.clone().unwrap_or(Err(Shared::Cycle));
+            return (*o).unwrap_or(Err(Shared::Cycle));
         }
         self.own_memo.borrow_mut().insert(x, None);
         let o = self.own_uncached(x);
@@ -439,14 +439,16 @@ impl<'a, 'd> Cells<'a, 'd> {
         if u.moved_out {
             return true;
         }
-        match &u.ctx {
-            Ctx::Out => true,
-            Ctx::Escape(Escape::Matched) => true,
-            Ctx::Escape(
-                Escape::StoredInCtor(_) | Escape::StoredInTuple | Escape::StoredInField { .. },
-            ) => true,
-            _ => false,
-        }
+        matches!(
+            &u.ctx,
+            Ctx::Out
+                | Ctx::Escape(
+                    Escape::Matched
+                        | Escape::StoredInCtor(_)
+                        | Escape::StoredInTuple
+                        | Escape::StoredInField { .. }
+                )
+        )
     }
 
     /// Whether the use of a value at `e` (with context `ctx`) is a borrow:
@@ -522,12 +524,12 @@ impl<'a, 'd> Cells<'a, 'd> {
                     Err(Shared::PartEscapes(at))
                 }
             }
+            // A statement's value thrown away: the use itself is the last.
+            Ctx::Read(Reader::DiscardedLet | Reader::DiscardedValue) => Ok(Vec::new()),
             Ctx::Read(
                 Reader::Interpolation
                 | Reader::Binary(_)
                 | Reader::Unary
-                | Reader::DiscardedLet
-                | Reader::DiscardedValue
                 | Reader::Builder
                 | Reader::Builtin(Builtin::Print | Builtin::Log),
             ) => Ok(consumer.map(|(c, _)| vec![c]).unwrap_or_default()),
@@ -554,9 +556,9 @@ impl<'a, 'd> Cells<'a, 'd> {
                 if decl_var {
                     return Err(Shared::PartEscapes(at));
                 }
-                let mut v = self.alias_borrow(*y, depth)?;
-                v.extend(consumer.map(|(c, _)| c));
-                Ok(v)
+                // The `let` statement is the use's own position (its
+                // "consumer" is the enclosing block).
+                self.alias_borrow(*y, depth)
             }
             Ctx::Escape(why) => Err(Shared::Escapes(*why, at)),
             _ => Err(Shared::PartEscapes(at)),

@@ -498,7 +498,7 @@ impl Cx<'_> {
             S::FieldNotOwned => "a string or list field that is a name, a view or not fresh".into(),
             S::FnResult(g) => format!("{}() does not return an owned-deep value", self.fn_name(g)),
             S::Param => "a parameter (borrowed)".into(),
-            S::PartOf => "a part of another value".into(),
+            S::PartOf => "holds a value bound by a pattern (a binding owns nothing)".into(),
             S::UsedTwice(a, b) => {
                 format!("shared: used twice ({} and {})", self.pos(a), self.pos(b))
             }

@@ -253,7 +253,8 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
     let local = |l: LocalId| cx.local(f, l).to_string();
     match k {
         FateKind::NotFreeable => {
-            "left for the collector: only list buffers and string blocks are freed early".into()
+            "left for the collector: closures, maps and values made by methods are not freed early"
+                .into()
         }
         FateKind::NeverBuilt => {
             "never built: the pushes append to a string builder (push then join)".into()
@@ -598,7 +599,7 @@ impl Reporter<'_> {
             return FateKind::Unreachable;
         };
         match &facts.ctx {
-            Ctx::Bind(x) => match c.own(*x) {
+            Ctx::Bind(x) | Ctx::Assign(x) => match c.own(*x) {
                 Ok(CellEnd::DropDeep { at, .. }) => FateKind::CellFreedDeep { local: *x, at },
                 Ok(CellEnd::Matched { at, .. }) => FateKind::CellTakenApart { local: *x, at },
                 Ok(CellEnd::Moved { at }) => FateKind::CellMoved { local: *x, at },
@@ -630,6 +631,20 @@ impl Reporter<'_> {
             Ctx::Escape(w) => FateKind::CellShared(Shared::Escapes(*w, facts.reader_at)),
             _ => FateKind::CellShared(Shared::PartEscapes(facts.reader_at)),
         }
+    }
+
+    /// The constructor `e` (a string or list) is a field of, when that
+    /// cell is owned deep: its deep drop frees `e` too.
+    fn owned_deep_cell_parent(&self, e: ExprId) -> Option<ExprId> {
+        let facts = self.d.facts.exprs.get(e)?;
+        let stored = matches!(
+            facts.ctx,
+            Ctx::Escape(
+                Escape::StoredInCtor(_) | Escape::StoredInTuple | Escape::StoredInField { .. }
+            )
+        );
+        let p = facts.parent?;
+        (stored && self.d.body[p].ty.is_cell() && self.cells.owned_deep(p).is_ok()).then_some(p)
     }
 
     /// What happens to the value of `e` (a fresh or growing expression).
@@ -696,6 +711,12 @@ impl Reporter<'_> {
             Ctx::Escape(why) => {
                 if let Some(x) = self.deep_map_owner(top) {
                     return FateKind::FreedWith(x);
+                }
+                if let Some(p) = self.owned_deep_cell_parent(top) {
+                    return FateKind::CellPartOf {
+                        at: d.sm.expr(p).start,
+                        then: Box::new(self.cell_fate(p, depth + 1)),
+                    };
                 }
                 if let Some(f) = self.deep_owner(top, depth) {
                     return f;

@@ -173,12 +173,15 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 Some(vec![p])
             }
             ExprKind::Reuse { token, value, .. } => {
+                // Saved and restored: an argument of the constructor may
+                // itself be built in another token's block.
+                let outer = self.reuse.take();
                 if self.sh.drops {
                     let t = self.use_local(*token)[0];
                     self.reuse = Some((*value, t));
                 }
                 let v = self.expr(*value);
-                self.reuse = None;
+                self.reuse = outer;
                 v
             }
             ExprKind::If { cond, then, else_ } => self.if_expr(*cond, *then, *else_, &ty),
