@@ -57,10 +57,12 @@ fn fingerprint(text: &str) -> BTreeMap<String, String> {
         out.insert(
             sig.name.clone(),
             format!(
-                "fresh={} deep={} borrowed={:?}\n{}\n{:?}",
+                "fresh={} deep={} borrowed={:?} owned_deep={} cell_borrowed={:?}\n{}\n{:?}",
                 s.fresh_result,
                 s.deep_result,
                 s.borrowed,
+                s.owned_deep_result,
+                s.cell_borrowed,
                 ir::pretty::body(&a.program, f),
                 // Rendered: the ids inside a reason depend on item order.
                 a.reasons[i]

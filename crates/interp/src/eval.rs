@@ -343,6 +343,24 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
+    /// With drops checked: a use of a value that reads all of it (print,
+    /// interpolation, comparison) must find every block it reaches live,
+    /// not only its outermost one.
+    fn check_live_deep(&self, v: &Value) -> R<()> {
+        if !self.check {
+            return Ok(());
+        }
+        let mut work = vec![v.clone()];
+        while let Some(x) = work.pop() {
+            self.check_live(&x)?;
+            match &x {
+                Value::List(l) => work.extend(l.items()),
+                _ => work.extend(x.cell_fields().iter().cloned()),
+            }
+        }
+        Ok(())
+    }
+
     /// With drops checked: a use of a block that a drop form freed.
     fn check_live(&self, v: &Value) -> R<()> {
         if let Some(m) = v.cell_meta() {
@@ -659,6 +677,7 @@ impl<'p> Interp<'p> {
                 InterpPart::Text(t) => text.push_str(t),
                 InterpPart::Expr(x) => {
                     let v = self.eval(fr, *x)?;
+                    self.check_live_deep(&v)?;
                     show(&self.prog.items, &v, &mut text);
                 }
             }
@@ -996,6 +1015,7 @@ impl<'p> Interp<'p> {
         let arg = vals.next().unwrap_or(Value::Unit);
         match b {
             Builtin::Print => {
+                self.check_live_deep(&arg)?;
                 let mut s = String::new();
                 show(&self.prog.items, &arg, &mut s);
                 s.push('\n');
@@ -1154,6 +1174,11 @@ impl<'p> Interp<'p> {
 
     #[inline(never)]
     fn binop(&mut self, fr: &Frame<'p>, e: ExprId, op: BinOp, l: Value, r: Value) -> R<Value> {
+        if l.cell_meta().is_some() || matches!(l, Value::List(_)) {
+            // A comparison reads both values whole.
+            self.check_live_deep(&l)?;
+            self.check_live_deep(&r)?;
+        }
         let v = match (&l, &r) {
             (Value::Int(a), Value::Int(b)) => {
                 let (a, b) = (*a, *b);
