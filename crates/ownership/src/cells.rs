@@ -78,6 +78,9 @@ pub enum Shared {
     Var,
     /// Its decision depends on itself.
     Cycle,
+    /// A field taken apart (at the offset) before the block it came from
+    /// is reused.
+    BeforeReuse(u32),
 }
 
 /// How an owned-deep local ends.
@@ -173,6 +176,9 @@ pub struct Cells<'a, 'd> {
     pub items: &'a ItemTree,
     /// Statement position of every statement-level expression: (block, index).
     tops: HashMap<ExprId, (ExprId, usize)>,
+    /// Locals bound directly by a field pattern of a match on a local:
+    /// (the match, the arm's index, the scrutinee local).
+    binders: HashMap<LocalId, (ExprId, usize, LocalId)>,
     own_memo: RefCell<HashMap<LocalId, Option<Result<CellEnd, Shared>>>>,
 }
 
@@ -193,10 +199,31 @@ impl<'a, 'd> Cells<'a, 'd> {
                 tops.insert(*t, (b, stmts.len()));
             }
         }
+        let mut binders = HashMap::new();
+        for (m, e) in body.exprs.iter() {
+            let ExprKind::Match { scrutinee, arms } = &e.kind else {
+                continue;
+            };
+            let ExprKind::Local(s) = body[*scrutinee].kind else {
+                continue;
+            };
+            for (i, arm) in arms.iter().enumerate() {
+                let (PatKind::Ctor { args, .. } | PatKind::Tuple(args)) = &body[arm.pat].kind
+                else {
+                    continue;
+                };
+                for p in args {
+                    if let PatKind::Bind(y) = body[*p].kind {
+                        binders.insert(y, (m, i, s));
+                    }
+                }
+            }
+        }
         Cells {
             d,
             items,
             tops,
+            binders,
             own_memo: RefCell::default(),
         }
     }
@@ -238,7 +265,7 @@ impl<'a, 'd> Cells<'a, 'd> {
         None
     }
 
-    fn fn_summary(&self, f: ir::FnId) -> Option<&crate::Summary> {
+    pub fn fn_summary(&self, f: ir::FnId) -> Option<&crate::Summary> {
         self.d.summaries.get(f.into_raw().into_u32() as usize)
     }
 
@@ -328,10 +355,10 @@ impl<'a, 'd> Cells<'a, 'd> {
         }
         let l = self.d.facts.local(x).ok_or(Shared::NotNew)?;
         let Some(decl) = &l.decl else {
-            return Err(match body.locals[x].kind {
-                ir::LocalKind::Param => Shared::Param,
-                _ => Shared::PartOf,
-            });
+            return match body.locals[x].kind {
+                ir::LocalKind::Param => Err(Shared::Param),
+                _ => self.own_binding(x),
+            };
         };
         self.owned_deep(decl.init)?;
         if l.for_assigned.is_some() {
@@ -386,8 +413,16 @@ impl<'a, 'd> Cells<'a, 'd> {
                         note(u.index, u.at);
                         continue;
                     }
+                    // A var may hand its last value on only as the
+                    // function's or block's value, after every update.
                     if decl.var {
-                        return Err(why);
+                        let out = matches!(u.ctx, Ctx::Out) || u.moved_out;
+                        let after_updates = u.index.is_some_and(|ci| {
+                            l.assigns.iter().all(|a| a.index.is_some_and(|ai| ai < ci))
+                        });
+                        if !(out && after_updates) {
+                            return Err(why);
+                        }
                     }
                     if let Some(c) = consume {
                         return Err(Shared::UsedTwice(c.at, u.at));
@@ -420,6 +455,183 @@ impl<'a, 'd> Cells<'a, 'd> {
         }
         let (index, at) = last.unwrap_or((decl.index, self.d.sm.stmt(decl.stmt).start));
         Ok(CellEnd::DropDeep { index, at })
+    }
+
+    /// A field bound by a destructive match of an owned-deep value owns its
+    /// part (moved out, owned deep), inside its arm: reads first, then at
+    /// most one consuming use (stored, returned, the arm's value, matched),
+    /// everything borrowed from it done within the arm. With no consuming
+    /// use it is dropped deep when the arm's value is made. In an arm whose
+    /// constructor reuses the scrutinee's block, a field is not taken apart
+    /// itself: the token's block, still allocated until the reuse, points
+    /// at it.
+    fn own_binding(&self, x: LocalId) -> Result<CellEnd, Shared> {
+        let body = self.d.body;
+        let &(m, arm_i, s) = self.binders.get(&x).ok_or(Shared::PartOf)?;
+        match self.own(s) {
+            Ok(CellEnd::Matched { m: m2, .. }) if m2 == m => {}
+            _ => return Err(Shared::PartOf),
+        }
+        let ExprKind::Match { arms, .. } = &body[m].kind else {
+            return Err(Shared::PartOf);
+        };
+        let arm = arms.get(arm_i).ok_or(Shared::PartOf)?.body;
+        let l = self.d.facts.local(x).ok_or(Shared::PartOf)?;
+        let is_block = matches!(body[arm].kind, ExprKind::Block { .. });
+        let index = |e: ExprId| -> Option<usize> {
+            if is_block {
+                self.index_in(arm, e)
+            } else {
+                self.d.is_within(e, arm).then_some(0)
+            }
+        };
+        let mut consume: Option<&Use> = None;
+        let mut last: Option<(usize, u32)> = None;
+        let mut note = |i: usize, at: u32| {
+            if last.is_none_or(|(j, _)| i >= j) {
+                last = Some((i, at));
+            }
+        };
+        for u in &l.uses {
+            if u.foreign {
+                return Err(Shared::InClosure(u.at));
+            }
+            let i = index(u.expr).ok_or(Shared::PartEscapes(u.at))?;
+            // A borrow counts only when all it lends is done in the arm.
+            let borrowed = self.borrow(u.expr, &u.ctx, 0).map(|derived| {
+                derived
+                    .iter()
+                    .map(|e| index(*e).map(|j| (j, self.at(*e))))
+                    .collect::<Option<Vec<_>>>()
+            });
+            match borrowed {
+                Ok(Some(ends)) => {
+                    note(i, u.at);
+                    for (j, at) in ends {
+                        note(j, at);
+                    }
+                }
+                other => {
+                    let why = match other {
+                        Err(why) => why,
+                        _ => Shared::PartEscapes(u.at),
+                    };
+                    if !self.consuming(u) && !self.flows_out_of(u.expr, arm) {
+                        return Err(why);
+                    }
+                    if let Some(c) = consume {
+                        return Err(Shared::UsedTwice(c.at, u.at));
+                    }
+                    if self.loop_between(u.expr, arm) {
+                        return Err(Shared::ConsumedInLoop(u.at));
+                    }
+                    consume = Some(u);
+                }
+            }
+        }
+        let Some(c) = consume else {
+            let (index, at) = last.unwrap_or((0, self.at(arm)));
+            return Ok(CellEnd::DropDeep { index, at });
+        };
+        let ci = index(c.expr).ok_or(Shared::PartEscapes(c.at))?;
+        if let Some((i, at)) = last {
+            if i >= ci {
+                return Err(Shared::UsedTwice(at, c.at));
+            }
+        }
+        // In an arm that reuses the token's block, the block points at
+        // this field until the constructor overwrites it: the field may
+        // only go into that constructor or out as the arm's value, never
+        // to something that could free it first (an early return, a
+        // temporary, a match taking it apart).
+        let reuse = self
+            .match_plan(s, m)
+            .and_then(|p| p.arms.get(arm_i).and_then(|a| a.reuse));
+        if let Some(r) = reuse {
+            if !self.flows_out_of(c.expr, arm) && !self.stored_into(c.expr, r) {
+                return Err(Shared::BeforeReuse(c.at));
+            }
+        }
+        if let Some((m2, _)) = self.consumer(c.expr) {
+            let taken_apart = matches!(c.ctx, Ctx::Escape(Escape::Matched))
+                && matches!(&body[m2].kind, ExprKind::Match { scrutinee, .. } if *scrutinee == c.expr);
+            if taken_apart {
+                return Ok(CellEnd::Matched { m: m2, at: c.at });
+            }
+        }
+        Ok(CellEnd::Moved { at: c.at })
+    }
+
+    /// Whether `e`'s value is stored, through constructors only, into the
+    /// constructor `target`.
+    fn stored_into(&self, e: ExprId, target: ExprId) -> bool {
+        let mut cur = e;
+        for _ in 0..4096 {
+            let Some((p, child)) = self.consumer(cur) else {
+                return false;
+            };
+            let stored = matches!(
+                self.d.facts.ctx(child),
+                Some(Ctx::Escape(
+                    Escape::StoredInCtor(_) | Escape::StoredInTuple | Escape::StoredInField { .. }
+                ))
+            );
+            if !stored {
+                return false;
+            }
+            if p == target {
+                return true;
+            }
+            cur = p;
+        }
+        false
+    }
+
+    /// Whether `e`'s value becomes the value of `arm` (through transparent
+    /// edges only: a tail, an `if`/`match` branch).
+    fn flows_out_of(&self, e: ExprId, arm: ExprId) -> bool {
+        let mut cur = e;
+        for _ in 0..4096 {
+            if cur == arm {
+                return true;
+            }
+            match self.d.facts.exprs.get(cur) {
+                Some(f) if f.transparent => match f.parent {
+                    Some(p) => cur = p,
+                    None => return false,
+                },
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Whether `e` is in a loop (a `while`'s condition or body, a `for`'s
+    /// body) nested inside `top`.
+    fn loop_between(&self, e: ExprId, top: ExprId) -> bool {
+        let body = self.d.body;
+        let mut cur = e;
+        for _ in 0..4096 {
+            if cur == top {
+                return false;
+            }
+            if let Some(&(b, i)) = self.tops.get(&cur) {
+                if let ExprKind::Block { stmts, .. } = &body[b].kind {
+                    if let Some(s) = stmts.get(i) {
+                        match &body[*s].kind {
+                            ir::StmtKind::While { .. } => return true,
+                            ir::StmtKind::For { body: fb, .. } if *fb == cur => return true,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            match self.parent(cur) {
+                Some(p) => cur = p,
+                None => return true,
+            }
+        }
+        true
     }
 
     /// Whether `e` (a use of var `x`) is inside the value of an update of
@@ -769,28 +981,54 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
         why.push(r);
         (why.len() - 1) as u32
     };
+    let mut exprs: Vec<ExprId> = c.d.facts.exprs.iter().map(|(e, _)| e).collect();
+    exprs.sort_by_key(|e| e.into_raw().into_u32());
+    for e in exprs {
+        if let Some(reader) = temp_read(c, e) {
+            let r = reason(why, R::CellTemp(reader));
+            plan.temps.insert(e, r);
+            plan.deep_temps.insert(e);
+        }
+    }
     for x in locals {
         if !is_cell(&body.locals[x].ty) {
             continue;
         }
-        let Some(decl) = c.d.facts.local(x).and_then(|l| l.decl.clone()) else {
+        let Some(lf) = c.d.facts.local(x) else {
             continue;
         };
+        let decl = lf.decl.clone();
+        if decl.is_none() && !c.binders.contains_key(&x) {
+            continue;
+        }
         match c.own(x) {
-            Ok(CellEnd::DropDeep { index, .. }) => {
-                let r = reason(why, R::CellLastUse(x));
-                plan.drops
-                    .entry(decl.block)
-                    .or_default()
-                    .push((index, x, true, r));
-            }
+            Ok(CellEnd::DropDeep { index, .. }) => match (&decl, c.binders.get(&x)) {
+                (Some(decl), _) => {
+                    let r = reason(why, R::CellLastUse(x));
+                    plan.drops
+                        .entry(decl.block)
+                        .or_default()
+                        .push((index, x, true, r));
+                }
+                // A field never used is dropped by its match (dead_binds).
+                (None, Some(&(m, arm, _))) if !lf.uses.is_empty() => {
+                    let r = reason(why, R::CellLastUse(x));
+                    plan.arm_ends.entry((m, arm)).or_default().push((x, r));
+                }
+                _ => {}
+            },
             Ok(CellEnd::Matched { m, .. }) => {
                 let Some(mp) = c.match_plan(x, m) else {
                     continue;
                 };
                 let mut starts = Vec::new();
                 for a in mp.arms {
-                    let mut st = crate::rewrite::ArmStart::default();
+                    let mut st = crate::rewrite::ArmStart {
+                        // The token's block points at its dead fields until
+                        // the constructor overwrites it: free them after.
+                        at_end: a.reuse.is_some(),
+                        ..Default::default()
+                    };
                     for p in a.dead_fields {
                         let r = reason(why, R::DeadField(x));
                         st.fields.push((p, r));
@@ -819,6 +1057,43 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
             _ => {}
         }
     }
+}
+
+/// Whether an owned-deep cell `e` that nobody names can be freed whole
+/// after its read: the reader keeps nothing of it (a parameter that
+/// borrows deep, print, interpolation, a comparison), and `e` allocates.
+pub fn temp_read(c: &Cells, e: ExprId) -> Option<Reader> {
+    let d = c.d;
+    let body = d.body;
+    let f = d.facts.exprs.get(e)?;
+    if f.transparent || !is_cell(&body[e].ty) || matches!(body[e].kind, ExprKind::Local(_)) {
+        return None;
+    }
+    let Ctx::Read(reader) = &f.ctx else {
+        return None;
+    };
+    let reads = match reader {
+        Reader::Call(g) => {
+            let p = f.parent?;
+            let ExprKind::Call { args, .. } = &body[p].kind else {
+                return None;
+            };
+            let i = args.iter().position(|a| *a == e)?;
+            c.fn_summary(*g)
+                .and_then(|s| s.cell_borrowed.get(i))
+                .copied()
+                .unwrap_or(false)
+        }
+        Reader::Builtin(Builtin::Print | Builtin::Log) | Reader::Interpolation => true,
+        Reader::Binary(_) => true,
+        _ => false,
+    };
+    // A value that never allocates (a nullary constructor, `None`) has
+    // nothing to free; a reader on a path that does not return never
+    // reaches the drop.
+    let allocates = !matches!(&body[e].kind, ExprKind::Ctor { args, .. } if args.is_empty());
+    let diverges = f.parent.is_some_and(|p| body[p].ty == Ty::Never);
+    (reads && allocates && !diverges && c.owned_deep(e).is_ok()).then_some(*reader)
 }
 
 /// The locals a pattern binds.

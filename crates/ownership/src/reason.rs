@@ -174,6 +174,9 @@ pub enum DropReason {
     DeadValue(LocalId),
     /// A field of the owned-deep cell given, bound to `_` or never used.
     DeadField(LocalId),
+    /// An owned-deep cell never named, freed whole after the read given
+    /// (a borrowing parameter, print, interpolation, comparison).
+    CellTemp(Reader),
     /// The cell's block is reused by the constructor given.
     Reused {
         local: LocalId,
@@ -456,6 +459,10 @@ impl Cx<'_> {
                     self.local(f, l)
                 )
             }
+            DropReason::CellTemp(reader) => format!(
+                "temporary read by {}, owned deep: its whole tree",
+                self.reader(reader)
+            ),
             DropReason::TokenFreed(l) => format!(
                 "{} taken apart by the match; no constructor of its size in this arm",
                 self.local(f, l)
@@ -514,6 +521,10 @@ impl Cx<'_> {
             S::PartEscapes(at) => format!("shared: a part of it may be kept at {}", self.pos(at)),
             S::Var => "a var".into(),
             S::Cycle => "its decision depends on itself".into(),
+            S::BeforeReuse(at) => format!(
+                "shared: handed on at {} before the block it came from is reused",
+                self.pos(at)
+            ),
         }
     }
 }

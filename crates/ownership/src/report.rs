@@ -125,6 +125,11 @@ pub enum FateKind {
         reader: Reader,
         at: u32,
     },
+    /// An owned-deep cell nobody names, freed whole after its read.
+    CellTempFreed {
+        reader: Reader,
+        at: u32,
+    },
     ReadOnDivergingPath {
         reader: Reader,
         at: u32,
@@ -213,6 +218,7 @@ impl FateKind {
                 | FateKind::Fused(_)
                 | FateKind::FreedDiscarded
                 | FateKind::FreedAfterRead { .. }
+                | FateKind::CellTempFreed { .. }
                 | FateKind::FreedWith(_)
                 | FateKind::FreedWithTemp { .. }
                 | FateKind::FreedAfterAppend { .. }
@@ -302,6 +308,11 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
         FateKind::FreedDiscarded => "freed right after it is made (its value is discarded)".into(),
         FateKind::FreedAfterRead { reader, at } => format!(
             "freed after its read by {} at {} (temporary)",
+            cx.reader(*reader),
+            pos(*at)
+        ),
+        FateKind::CellTempFreed { reader, at } => format!(
+            "freed deep after its read by {} at {} (temporary, owned deep)",
             cx.reader(*reader),
             pos(*at)
         ),
@@ -598,6 +609,12 @@ impl Reporter<'_> {
         let Some(facts) = self.d.facts.exprs.get(top) else {
             return FateKind::Unreachable;
         };
+        if let Some(reader) = crate::cells::temp_read(c, top) {
+            return FateKind::CellTempFreed {
+                reader,
+                at: facts.reader_at,
+            };
+        }
         match &facts.ctx {
             Ctx::Bind(x) | Ctx::Assign(x) => match c.own(*x) {
                 Ok(CellEnd::DropDeep { at, .. }) => FateKind::CellFreedDeep { local: *x, at },

@@ -33,6 +33,9 @@ pub struct Plan {
     pub matches: HashMap<ExprId, Vec<ArmStart>>,
     /// Constructors built in a reuse token's block: (token, reason).
     pub reuses: HashMap<ExprId, (LocalId, u32)>,
+    /// Per (destructive match, arm): fields it moved out that are dropped
+    /// deep once the arm's value is made.
+    pub arm_ends: HashMap<(ExprId, usize), Vec<(LocalId, u32)>>,
 }
 
 /// What a destructive match's arm frees at its start: drops of the token
@@ -43,6 +46,9 @@ pub struct ArmStart {
     pub token: Option<(LocalId, bool, u32)>,
     pub fields: Vec<(PatId, u32)>,
     pub binds: Vec<(LocalId, u32)>,
+    /// Drop the dead fields and binds when the arm's value is made, not at
+    /// its start (the arm reuses the token's block, which points at them).
+    pub at_end: bool,
 }
 
 pub fn rewrite(body: &Body, sm: &BodySourceMap, plan: &Plan) -> (Body, BodySourceMap) {
@@ -163,8 +169,9 @@ impl Rw<'_> {
         }
         if let Some(starts) = self.plan.matches.get(&e) {
             if let ExprKind::Match { arms, .. } = &mut kind {
-                for (arm, st) in arms.iter_mut().zip(starts.clone()) {
-                    arm.body = self.arm_start(arm.body, &st);
+                for (i, (arm, st)) in arms.iter_mut().zip(starts.clone()).enumerate() {
+                    let ends = self.plan.arm_ends.get(&(e, i)).cloned().unwrap_or_default();
+                    arm.body = self.arm_start(arm.body, &st, &ends);
                 }
             }
         }
@@ -270,37 +277,56 @@ impl Rw<'_> {
         self.new_expr(ExprKind::Block { stmts, tail }, ty, span)
     }
 
-    /// `{ drops; body }`: an arm of a destructive match with what dies at
-    /// its start (fields bound to `_` get a temporary to drop).
-    fn arm_start(&mut self, arm_body: ExprId, st: &ArmStart) -> ExprId {
+    /// `{ drops; let val = body; drops; val }`: an arm of a destructive
+    /// match with what dies at its start (fields bound to `_` get a
+    /// temporary to drop) and what dies once its value is made (`ends`,
+    /// and the dead fields when the arm reuses the token's block).
+    fn arm_start(&mut self, arm_body: ExprId, st: &ArmStart, ends: &[(LocalId, u32)]) -> ExprId {
         let span = self.span(arm_body);
         let mut stmts = Vec::new();
+        let mut after = Vec::new();
         for &(p, reason) in &st.fields {
             let ty = self.body[p].ty.clone();
             let deep = crate::cells::field_drop(&ty).unwrap_or(false);
             let t = self.new_temp("field", ty, span);
             self.body.pats[p].kind = PatKind::Bind(t);
-            stmts.push(self.drop_stmt(t, deep, reason, span));
+            let d = self.drop_stmt(t, deep, reason, span);
+            if st.at_end {
+                after.push(d)
+            } else {
+                stmts.push(d)
+            }
         }
         for &(l, reason) in &st.binds {
             let deep = crate::cells::field_drop(&self.body.locals[l].ty).unwrap_or(false);
-            stmts.push(self.drop_stmt(l, deep, reason, span));
+            let d = self.drop_stmt(l, deep, reason, span);
+            if st.at_end {
+                after.push(d)
+            } else {
+                stmts.push(d)
+            }
         }
         if let Some((l, deep, reason)) = st.token {
             stmts.push(self.drop_stmt(l, deep, reason, span));
         }
-        if stmts.is_empty() {
-            return arm_body;
+        for &(l, reason) in ends {
+            after.push(self.drop_stmt(l, true, reason, span));
         }
         let ty = self.body[arm_body].ty.clone();
-        self.new_expr(
-            ExprKind::Block {
-                stmts,
-                tail: Some(arm_body),
-            },
-            ty,
-            span,
-        )
+        if after.is_empty() || ty == Ty::Never {
+            if stmts.is_empty() {
+                return arm_body;
+            }
+            return self.new_expr(
+                ExprKind::Block {
+                    stmts,
+                    tail: Some(arm_body),
+                },
+                ty,
+                span,
+            );
+        }
+        self.wrap(arm_body, stmts, after)
     }
 
     fn contains_assign(&self, e: ExprId) -> bool {
