@@ -177,15 +177,16 @@ fn corpus_stats() {
             };
             let o = interp::run(&a.program, &opts, &mut Vec::new(), &mut Vec::new());
             if let Some(r) = o.oracle {
-                if std::env::var_os("SSPUR_GAPS").is_some() && r.never_shared > r.freed_by_drops {
+                let r = r.total();
+                if std::env::var_os("SSPUR_GAPS").is_some() && r.never_shared > r.ended() {
                     println!(
                         "gap {} {} {}",
-                        r.never_shared - r.freed_by_drops,
+                        r.never_shared - r.ended(),
                         r.never_shared,
                         p.display()
                     );
                 }
-                freed += r.freed_by_drops;
+                freed += r.ended();
                 never += r.never_shared;
                 alloc += r.allocated;
             }

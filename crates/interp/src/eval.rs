@@ -17,9 +17,10 @@ use ir::{
 
 use crate::show::{show, show_inner};
 use crate::value::{
-    BuilderObj, CellMeta, Closure, Key, ListBuf, ListVal, MapObj, Meta, RecVal, Site, StrBlock,
-    StrVal, SumVal, Value,
+    BuilderObj, Closure, Key, ListBuf, ListVal, MapObj, Meta, RecVal, Site, StrBlock, StrVal,
+    SumVal, Value,
 };
+use crate::Kind;
 
 /// Why evaluation stopped early.
 pub(crate) enum Ctrl {
@@ -47,6 +48,9 @@ pub(crate) struct Frame<'p> {
     pub(crate) body: &'p Body,
     pub(crate) smap: &'p BodySourceMap,
     pub(crate) locals: Vec<Value>,
+    /// Per local, with the oracle on: what was copied out of its value
+    /// (see [`Lent`]).
+    pub(crate) lent: Vec<Option<Lent>>,
 }
 
 #[cold]
@@ -94,10 +98,25 @@ impl<'p> Frame<'p> {
             body,
             smap: prog.source_map(f),
             locals: vec![Value::Unit; body.locals.len()],
+            lent: Vec::new(),
         }
     }
     fn set(&mut self, l: LocalId, v: Value) {
         self.locals[l.into_raw().into_u32() as usize] = v;
+        // A new value: nothing has been copied out of it yet.
+        if let Some(x) = self.lent.get_mut(idx(l)) {
+            *x = None;
+        }
+    }
+
+    /// The list of what was copied out of local `l`'s value.
+    fn lent_of(&mut self, l: LocalId) -> Lent {
+        if self.lent.len() < self.locals.len() {
+            self.lent.resize(self.locals.len(), None);
+        }
+        self.lent[idx(l)]
+            .get_or_insert_with(Default::default)
+            .clone()
     }
     fn get(&self, l: LocalId) -> &Value {
         &self.locals[l.into_raw().into_u32() as usize]
@@ -139,12 +158,32 @@ pub(crate) struct Interp<'p> {
     pub(crate) calls: Vec<(Active, u32)>,
     pub(crate) stack_base: usize,
     pub(crate) stack_size: usize,
+    /// Per [`Kind`]: blocks made, shared, freed by drops, reused in place.
+    pub(crate) counts: [Counts; 4],
+    /// Whether copies of cells and closures are tracked for the oracle
+    /// (see [`Frame::lent`]).
+    pub(crate) lending: bool,
+    /// The constructor a `reuse` is evaluating, its token and the reuse's
+    /// position: the constructor ends the token after its arguments, as
+    /// natively (an argument that traps leaves the token unreused).
+    pub(crate) reuse: Option<(ExprId, Value, Site)>,
+}
+
+/// The oracle's and the drop counters' figures for one kind of block.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Counts {
     pub(crate) allocated: u64,
     pub(crate) shared: u64,
-    pub(crate) drops_freed: u64,
-    /// Cells whose block a constructor reused (the native "reused in place").
+    pub(crate) freed: u64,
     pub(crate) reused: u64,
 }
+
+/// Cells and closures copied out of a local's value (bound, stored,
+/// returned from it) while that value stays in the local: if the local is
+/// read again, the copy and the original were both used, and the blocks
+/// are shared. A parameter's list is its argument's, so a read in the
+/// caller after the call counts too.
+pub(crate) type Lent = Rc<RefCell<Vec<Value>>>;
 
 /// The address of a local: how deep the native stack is right now.
 #[inline(never)]
@@ -187,8 +226,8 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn heap_meta(&mut self, site: Site) -> Meta {
-        self.allocated += 1;
+    fn heap_meta(&mut self, site: Site, kind: Kind) -> Meta {
+        self.counts[kind.index()].allocated += 1;
         Meta {
             heap: true,
             site,
@@ -202,7 +241,7 @@ impl<'p> Interp<'p> {
         if text.is_empty() {
             return StrVal::unowned("");
         }
-        let meta = self.heap_meta(site);
+        let meta = self.heap_meta(site, Kind::Str);
         StrVal {
             view: false,
             len: text.len(),
@@ -237,7 +276,7 @@ impl<'p> Interp<'p> {
             return ListVal::empty();
         }
         let len = items.len();
-        let meta = self.heap_meta(site);
+        let meta = self.heap_meta(site, Kind::List);
         ListVal {
             view: false,
             buf: Some(Rc::new(ListBuf::new(items, cap, meta))),
@@ -246,17 +285,62 @@ impl<'p> Interp<'p> {
         }
     }
 
-    pub(crate) fn share_meta(&mut self, m: &Meta) {
+    pub(crate) fn share_meta(&mut self, m: &Meta, kind: Kind) {
         if m.heap && !m.shared.get() {
             m.shared.set(true);
-            self.shared += 1;
+            self.counts[kind.index()].shared += 1;
         }
     }
 
     /// A second reference to `v`'s block is being made.
     pub(crate) fn share(&mut self, v: &Value) {
         if let Some(m) = v.meta() {
-            self.share_meta(m);
+            let kind = match v {
+                Value::List(_) => Kind::List,
+                _ => Kind::Str,
+            };
+            self.share_meta(m, kind);
+        } else if let Some(m) = v.cell_meta() {
+            self.share_flag(&m.shared, m.heap, Kind::Cell);
+        } else if let Value::Closure(c) = v {
+            self.share_flag(&c.shared, true, Kind::Closure);
+        }
+    }
+
+    fn share_flag(&mut self, shared: &std::cell::Cell<bool>, heap: bool, kind: Kind) {
+        if heap && !shared.get() {
+            shared.set(true);
+            self.counts[kind.index()].shared += 1;
+        }
+    }
+
+    /// `v`, read from place `from`, is being bound, stored or returned: a
+    /// second reference to its block. A cell or closure, or any value
+    /// read out of a cell, is shared only once a local the place reads
+    /// from is read again (until then the copy is a move: see [`Lent`]);
+    /// a list or string read out of a list or string is shared now.
+    pub(crate) fn copy_out(&mut self, fr: &mut Frame<'p>, from: ExprId, v: &Value) {
+        let mut roots = Vec::new();
+        if !self.lending || !place_roots(fr.body, from, &mut roots) {
+            return self.share(v);
+        }
+        let is_cell = |x: &Value| x.cell_meta().is_some() || matches!(x, Value::Closure(_));
+        if !is_cell(v) && !roots.iter().any(|l| is_cell(fr.get(*l))) {
+            return self.share(v);
+        }
+        for l in roots {
+            fr.lent_of(l).borrow_mut().push(v.clone());
+        }
+    }
+
+    /// Local `l` is read: what was copied out of its value is now shared.
+    fn read_lent(&mut self, fr: &Frame<'p>, l: LocalId) {
+        let Some(Some(lent)) = fr.lent.get(idx(l)) else {
+            return;
+        };
+        let copied = std::mem::take(&mut *lent.borrow_mut());
+        for v in &copied {
+            self.share(v);
         }
     }
 
@@ -279,11 +363,11 @@ impl<'p> Interp<'p> {
         while let Some(x) = work.pop() {
             match &x {
                 Value::Str(s) if s.blk.meta.heap && s.len > 0 => {
-                    self.end_block(&s.blk.meta, "string block", at)?
+                    self.end_block(&s.blk.meta, Kind::Str, at)?
                 }
                 Value::List(l) => {
                     if let Some(m) = l.meta() {
-                        self.end_block(m, "list buffer", at)?;
+                        self.end_block(m, Kind::List, at)?;
                         work.extend(l.items());
                     }
                 }
@@ -298,7 +382,11 @@ impl<'p> Interp<'p> {
     }
 
     /// A list buffer or string block a deep drop frees.
-    fn end_block(&mut self, m: &Meta, what: &str, at: Site) -> R<()> {
+    fn end_block(&mut self, m: &Meta, kind: Kind, at: Site) -> R<()> {
+        let what = match kind {
+            Kind::List => "list buffer",
+            _ => "string block",
+        };
         if self.check {
             if let Some(d) = m.dropped.get() {
                 return Err(Box::new(Ctrl::Fatal(format!(
@@ -310,7 +398,7 @@ impl<'p> Interp<'p> {
             }
         }
         m.dropped.set(Some(at));
-        self.drops_freed += 1;
+        self.counts[kind.index()].freed += 1;
         Ok(())
     }
 
@@ -335,10 +423,11 @@ impl<'p> Interp<'p> {
             }
         }
         m.ended.set(Some((at, reuse)));
+        let c = &mut self.counts[Kind::Cell.index()];
         if reuse {
-            self.reused += 1;
+            c.reused += 1;
         } else {
-            self.drops_freed += 1;
+            c.freed += 1;
         }
         Ok(())
     }
@@ -420,7 +509,11 @@ impl<'p> Interp<'p> {
             }
         }
         m.dropped.set(Some(at));
-        self.drops_freed += 1;
+        let kind = match v {
+            Value::List(_) => Kind::List,
+            _ => Kind::Str,
+        };
+        self.counts[kind.index()].freed += 1;
         if deep {
             if let Value::List(l) = v {
                 for x in l.items() {
@@ -461,16 +554,47 @@ impl<'p> Interp<'p> {
     /// stays on `calls` when it ends in an error (a trap's call chain).
     #[inline(never)]
     pub(crate) fn call_fn(&mut self, f: FnId, args: Vec<Value>, at: u32) -> R<Value> {
+        self.call_fn_lent(f, args, at, Vec::new())
+    }
+
+    /// With the oracle on, per argument: the lent list of the local it
+    /// reads from, which becomes its parameter's (see [`Lent`]).
+    fn args_lent(&mut self, fr: &mut Frame<'p>, args: &[ExprId]) -> Vec<Option<Lent>> {
+        if !self.lending {
+            return Vec::new();
+        }
+        args.iter()
+            .map(|a| {
+                let mut roots = Vec::new();
+                place_roots(fr.body, *a, &mut roots);
+                roots.first().map(|l| fr.lent_of(*l))
+            })
+            .collect()
+    }
+
+    fn call_fn_lent(
+        &mut self,
+        f: FnId,
+        args: Vec<Value>,
+        at: u32,
+        lent: Vec<Option<Lent>>,
+    ) -> R<Value> {
         self.calls.push((Active::Fn(f), at));
         if let Some(c) = self.enter(self.prog.fn_span(f).start) {
             return Err(c);
         }
         let mut fr = Frame::with_args(self.prog, f, args);
+        if !lent.is_empty() {
+            fr.lent.resize(fr.locals.len(), None);
+            for (p, l) in fr.body.params.iter().zip(lent) {
+                fr.lent[idx(*p)] = l;
+            }
+        }
         let Some(root) = fr.body.root else {
             return Err(no_body(self.prog, f));
         };
         let r = self.eval(&mut fr, root);
-        let r = self.finish_call(&fr, root, r);
+        let r = self.finish_call(&mut fr, root, r);
         self.depth -= 1;
         if r.is_ok() {
             self.calls.pop();
@@ -481,12 +605,10 @@ impl<'p> Interp<'p> {
     /// Turns the body's result into the call's: `return` ends here, and a
     /// parameter or element handed back is a second reference.
     #[inline(never)]
-    fn finish_call(&mut self, fr: &Frame<'p>, root: ExprId, r: R<Value>) -> R<Value> {
+    fn finish_call(&mut self, fr: &mut Frame<'p>, root: ExprId, r: R<Value>) -> R<Value> {
         match r {
             Ok(v) => {
-                if escapes_on_return(fr.body, root) || v.is_view() {
-                    self.share(&v);
-                }
+                self.returned(fr, root, &v);
                 Ok(v)
             }
             Err(c) => match *c {
@@ -522,7 +644,7 @@ impl<'p> Interp<'p> {
             return Err(c);
         }
         let r = self.eval(&mut fr, body);
-        let r = self.finish_call(&fr, body, r);
+        let r = self.finish_call(&mut fr, body, r);
         self.depth -= 1;
         if r.is_ok() {
             self.calls.pop();
@@ -607,6 +729,9 @@ impl<'p> Interp<'p> {
 
     #[inline(never)]
     fn eval_local(&mut self, fr: &mut Frame<'p>, l: LocalId) -> R<Value> {
+        if self.lending {
+            self.read_lent(fr, l);
+        }
         let v = fr.get(l).clone();
         if self.check {
             self.check_live(&v)?;
@@ -735,6 +860,7 @@ impl<'p> Interp<'p> {
                 *slot = v;
             }
         }
+        self.take_reuse(e)?;
         let site = self.site(fr, e);
         Ok(Value::Record(Rc::new(RecVal::new(ty, vals.into(), site))))
     }
@@ -742,6 +868,7 @@ impl<'p> Interp<'p> {
     #[inline(never)]
     fn eval_tuple(&mut self, fr: &mut Frame<'p>, e: ExprId, xs: &[ExprId]) -> R<Value> {
         let vals = self.eval_all_stored(fr, xs)?;
+        self.take_reuse(e)?;
         Ok(Value::tuple(vals, self.site(fr, e)))
     }
 
@@ -754,6 +881,7 @@ impl<'p> Interp<'p> {
         args: &[ExprId],
     ) -> R<Value> {
         let mut vals = self.eval_all_stored(fr, args)?;
+        self.take_reuse(e)?;
         let site = self.site(fr, e);
         Ok(match ctor {
             Ctor::Some => Value::some(vals.pop().unwrap_or(Value::Unit), site),
@@ -777,8 +905,24 @@ impl<'p> Interp<'p> {
     ) -> R<Value> {
         let tok = fr.get(token).clone();
         let at = self.site(fr, e);
-        self.end_cell(&tok, at, true)?;
-        self.eval(fr, value)
+        // Saved and restored: an argument of the constructor may itself be
+        // built in another token's block.
+        let outer = self.reuse.replace((value, tok, at));
+        let r = self.eval(fr, value);
+        self.reuse = outer;
+        r
+    }
+
+    /// Called by constructor `e` once its arguments are evaluated: when `e`
+    /// is the value of the `reuse` being evaluated, its token is reused.
+    fn take_reuse(&mut self, e: ExprId) -> R<()> {
+        match self.reuse.take() {
+            Some((ce, tok, at)) if ce == e => self.end_cell(&tok, at, true),
+            other => {
+                self.reuse = other;
+                Ok(())
+            }
+        }
     }
 
     #[inline(never)]
@@ -832,7 +976,11 @@ impl<'p> Interp<'p> {
         if self.check {
             self.check_live(&v)?;
         }
-        let share = is_place(fr.body, scrutinee);
+        let share = if is_place(fr.body, scrutinee) {
+            Binding::From(scrutinee)
+        } else {
+            Binding::Move
+        };
         for arm in arms {
             if self.match_pat(fr, arm.pat, &v, share) {
                 return Ok(arm.body);
@@ -848,9 +996,7 @@ impl<'p> Interp<'p> {
         let v = match x {
             Some(x) => {
                 let v = self.eval(fr, x)?;
-                if escapes_on_return(fr.body, x) || v.is_view() {
-                    self.share(&v);
-                }
+                self.returned(fr, x, &v);
                 v
             }
             None => Value::Unit,
@@ -926,14 +1072,32 @@ impl<'p> Interp<'p> {
         }
     }
 
+    /// `v`, the value of `x`, is returned from a function or lambda: a
+    /// parameter, field or element handed back is a second reference.
+    fn returned(&mut self, fr: &mut Frame<'p>, x: ExprId, v: &Value) {
+        if v.is_view() {
+            self.share(v);
+        } else if escapes_on_return(fr.body, x) {
+            self.copy_out(fr, x, v);
+        }
+    }
+
     /// Evaluates a value about to be stored into a container: one read
     /// from a place makes a second reference.
     pub(crate) fn eval_stored(&mut self, fr: &mut Frame<'p>, x: ExprId) -> R<Value> {
         let v = self.eval(fr, x)?;
-        if is_place(fr.body, x) || v.is_view() {
-            self.share(&v);
-        }
+        self.stored(fr, x, &v);
         Ok(v)
+    }
+
+    /// `v`, the value of `x`, is bound or stored: a view, or a value read
+    /// from a place, makes a second reference.
+    pub(crate) fn stored(&mut self, fr: &mut Frame<'p>, x: ExprId, v: &Value) {
+        if v.is_view() {
+            self.share(v);
+        } else if is_place(fr.body, x) {
+            self.copy_out(fr, x, v);
+        }
     }
 
     fn eval_all_stored(&mut self, fr: &mut Frame<'p>, xs: &[ExprId]) -> R<Vec<Value>> {
@@ -962,7 +1126,10 @@ impl<'p> Interp<'p> {
     ) -> R<Value> {
         match callee {
             Callee::Fn(f) => match self.eval_args(fr, args) {
-                Ok(vals) => self.call_fn(*f, vals, fr.smap.expr(e).start),
+                Ok(vals) => {
+                    let lent = self.args_lent(fr, args);
+                    self.call_fn_lent(*f, vals, fr.smap.expr(e).start, lent)
+                }
                 Err(c) => Err(c),
             },
             _ => self.eval_call_other(fr, e, callee, args),
@@ -993,7 +1160,8 @@ impl<'p> Interp<'p> {
         match callee {
             Callee::Fn(f) => {
                 let vals = self.eval_args(fr, args)?;
-                self.call_fn(*f, vals, fr.smap.expr(e).start)
+                let lent = self.args_lent(fr, args);
+                self.call_fn_lent(*f, vals, fr.smap.expr(e).start, lent)
             }
             Callee::Value(c) => self.eval_call_indirect(fr, e, *c, args),
             Callee::Builtin(b) => {
@@ -1055,7 +1223,7 @@ impl<'p> Interp<'p> {
                     Err(msg) => {
                         let site = self.site(fr, e);
                         let s = Value::Str(self.new_str(msg, site));
-                        Ok(Value::some(s))
+                        Ok(Value::some(s, site))
                     }
                 }
             }
@@ -1313,7 +1481,11 @@ impl<'p> Interp<'p> {
         // Binding a temporary moves the value; its uses decide sharing.
         let temp = matches!(fr.body[pat].kind,
             PatKind::Bind(t) if fr.body.locals[t].kind == LocalKind::Temp);
-        let share = !temp && is_place(fr.body, init);
+        let share = if !temp && is_place(fr.body, init) {
+            Binding::From(init)
+        } else {
+            Binding::Move
+        };
         if !self.match_pat(fr, pat, &v, share) {
             return Err(Box::new(Ctrl::Fatal(
                 "internal error: a let pattern did not match".into(),
@@ -1326,7 +1498,7 @@ impl<'p> Interp<'p> {
     fn exec_var(&mut self, fr: &mut Frame<'p>, local: LocalId, init: ExprId) -> R<()> {
         let v = self.eval(fr, init)?;
         if is_place(fr.body, init) {
-            self.share(&v);
+            self.copy_out(fr, init, &v);
         }
         fr.set(local, v);
         Ok(())
@@ -1378,12 +1550,16 @@ impl<'p> Interp<'p> {
             None => {
                 let v = self.eval(fr, value)?;
                 if is_place(body, value) {
-                    self.share(&v);
+                    self.copy_out(fr, value, &v);
                 }
                 v
             }
         };
         let old_v = std::mem::replace(&mut fr.locals[idx(local)], new);
+        // A new value: nothing has been copied out of it yet.
+        if let Some(x) = fr.lent.get_mut(idx(local)) {
+            *x = None;
+        }
         let at = Site {
             offset: fr.smap.stmt(s).start,
         };
@@ -1429,7 +1605,7 @@ impl<'p> Interp<'p> {
         let hi = self.eval(fr, hi)?.as_int();
         let mut i = lo;
         while i < hi {
-            self.match_pat(fr, pat, &Value::Int(i), false);
+            self.match_pat(fr, pat, &Value::Int(i), Binding::Move);
             if self.loop_body(fr, b)? {
                 break;
             }
@@ -1448,7 +1624,7 @@ impl<'p> Interp<'p> {
             if self.check {
                 self.check_live(&v)?;
             }
-            self.match_pat(fr, pat, &x, true);
+            self.match_pat(fr, pat, &x, Binding::Copy);
             if self.loop_body(fr, b)? {
                 break;
             }
@@ -1476,7 +1652,7 @@ impl<'p> Interp<'p> {
         fr: &mut Frame<'p>,
         pat: PatId,
         v: &Value,
-        share: bool,
+        share: Binding,
     ) -> bool {
         let body = fr.body;
         match &body[pat].kind {
@@ -1486,8 +1662,12 @@ impl<'p> Interp<'p> {
                 // Binding a view to a name (a `for` over pieces) is not a
                 // second reference; a use after its block's drop still is
                 // caught, as every read is checked.
-                if share && !v.is_view() {
-                    self.share(v);
+                if !v.is_view() {
+                    match share {
+                        Binding::Move => {}
+                        Binding::From(place) => self.copy_out(fr, place, v),
+                        Binding::Copy => self.share(v),
+                    }
                 }
                 fr.set(*l, v.clone());
                 true
@@ -1525,6 +1705,19 @@ impl<'p> Interp<'p> {
             },
         }
     }
+}
+
+/// What binding a pattern's names to parts of a value does.
+#[derive(Clone, Copy)]
+pub(crate) enum Binding {
+    /// The value is new: the names own it.
+    Move,
+    /// The value was read from this place expression (see
+    /// [`Interp::copy_out`]).
+    From(ExprId),
+    /// Every binding is a second reference (a `for` over a list's
+    /// elements, which the list keeps).
+    Copy,
 }
 
 /// What a `for` over a list or map visits, copied out first.
@@ -1669,6 +1862,39 @@ pub(crate) fn is_place(body: &Body, e: ExprId) -> bool {
             }
             _ => is_place(body, *t),
         },
+        _ => false,
+    }
+}
+
+/// The locals whose values place expression `e` may read from (every
+/// branch of an `if`, `match` or block yielding one); false when it reads
+/// from none (an element of a new list, say).
+pub(crate) fn place_roots(body: &Body, e: ExprId, out: &mut Vec<LocalId>) -> bool {
+    match &body[e].kind {
+        ExprKind::Local(l) if body.locals[*l].kind == LocalKind::Temp => body
+            .temp_init(*l)
+            .is_some_and(|i| place_roots(body, i, out)),
+        ExprKind::Local(l) => {
+            out.push(*l);
+            true
+        }
+        ExprKind::Field { base, .. } | ExprKind::Index { base, .. } => {
+            place_roots(body, *base, out)
+        }
+        ExprKind::Method { receiver, .. } if is_place(body, e) => place_roots(body, *receiver, out),
+        ExprKind::If { then, else_, .. } => {
+            let a = place_roots(body, *then, out);
+            else_.is_some_and(|x| place_roots(body, x, out)) || a
+        }
+        ExprKind::Match { arms, .. } => {
+            // Every arm's roots (no short circuit).
+            let mut any = false;
+            for a in arms {
+                any |= place_roots(body, a.body, out);
+            }
+            any
+        }
+        ExprKind::Block { tail: Some(t), .. } => place_roots(body, *t, out),
         _ => false,
     }
 }

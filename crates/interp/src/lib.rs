@@ -49,28 +49,101 @@ pub struct Outcome {
     pub oracle: Option<OracleReport>,
 }
 
-/// What the oracle measured: heap blocks allocated, blocks to which no
-/// second reference was ever made, and blocks freed by the program's drops.
+/// The kinds of heap block the oracle counts apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OracleReport {
-    pub allocated: u64,
-    pub never_shared: u64,
-    pub freed_by_drops: u64,
+pub enum Kind {
+    /// Records, tuples, sum values with fields, `Some`.
+    Cell,
+    Closure,
+    /// List buffers.
+    List,
+    /// String blocks.
+    Str,
 }
 
-impl fmt::Display for OracleReport {
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Cell, Kind::Closure, Kind::List, Kind::Str];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Cell => "cells",
+            Kind::Closure => "closures",
+            Kind::List => "lists",
+            Kind::Str => "strings",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What the oracle measured for one kind of block: blocks allocated,
+/// blocks to which no second reference was ever made, and blocks that
+/// drop forms freed or constructors reused in place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KindReport {
+    pub allocated: u64,
+    pub never_shared: u64,
+    pub freed: u64,
+    pub reused: u64,
+}
+
+impl KindReport {
+    /// Blocks the program's drop and reuse forms ended early.
+    pub fn ended(&self) -> u64 {
+        self.freed + self.reused
+    }
+}
+
+impl fmt::Display for KindReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "oracle: {} blocks allocated, {} never shared, {} freed by drops",
-            self.allocated, self.never_shared, self.freed_by_drops
+            "{} allocated, {} never shared, {} freed by drops, {} reused",
+            self.allocated, self.never_shared, self.freed, self.reused
         )?;
         if self.never_shared > 0 {
-            let pct = 100.0 * self.freed_by_drops as f64 / self.never_shared as f64;
+            let pct = 100.0 * self.ended() as f64 / self.never_shared as f64;
             write!(f, " ({pct:.1}% of never shared)")
         } else {
             write!(f, " (nothing to free)")
         }
+    }
+}
+
+/// What the oracle measured, per kind of block (see [`KindReport`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OracleReport {
+    pub kinds: [KindReport; 4],
+}
+
+impl OracleReport {
+    pub fn kind(&self, k: Kind) -> &KindReport {
+        &self.kinds[k.index()]
+    }
+
+    /// All kinds together.
+    pub fn total(&self) -> KindReport {
+        let mut t = KindReport::default();
+        for k in &self.kinds {
+            t.allocated += k.allocated;
+            t.never_shared += k.never_shared;
+            t.freed += k.freed;
+            t.reused += k.reused;
+        }
+        t
+    }
+}
+
+impl fmt::Display for OracleReport {
+    /// A line for all blocks, then one per kind.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "oracle: {}", self.total())?;
+        for k in Kind::ALL {
+            write!(f, "\noracle {}: {}", k.name(), self.kind(k))?;
+        }
+        Ok(())
     }
 }
 
@@ -229,10 +302,9 @@ fn run_on_this_thread(
         calls: Vec::new(),
         stack_base: eval::stack_pointer(),
         stack_size,
-        allocated: 0,
-        shared: 0,
-        drops_freed: 0,
-        reused: 0,
+        counts: Default::default(),
+        lending: opts.oracle,
+        reuse: None,
     };
     let exit_code = match program.main() {
         None => {
@@ -273,14 +345,20 @@ fn run_on_this_thread(
         },
     };
     it.flush_out();
+    let (cells, closures) = value::blocks_made();
+    it.counts[Kind::Cell.index()].allocated = cells;
+    it.counts[Kind::Closure.index()].allocated = closures;
     Outcome {
         exit_code,
-        drops_freed: it.drops_freed,
-        reused: it.reused,
+        drops_freed: it.counts.iter().map(|c| c.freed).sum(),
+        reused: it.counts.iter().map(|c| c.reused).sum(),
         oracle: opts.oracle.then(|| OracleReport {
-            allocated: it.allocated,
-            never_shared: it.allocated - it.shared,
-            freed_by_drops: it.drops_freed,
+            kinds: it.counts.map(|c| KindReport {
+                allocated: c.allocated,
+                never_shared: c.allocated - c.shared,
+                freed: c.freed,
+                reused: c.reused,
+            }),
         }),
     }
 }

@@ -59,9 +59,9 @@ pub(crate) fn eval_grow<'p>(
 
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn grow_with(
-    it: &mut Interp,
-    fr: &Frame,
+fn grow_with<'p>(
+    it: &mut Interp<'p>,
+    fr: &mut Frame<'p>,
     e: ExprId,
     m: Method,
     a: ExprId,
@@ -70,9 +70,7 @@ fn grow_with(
     consume: bool,
 ) -> R<Value> {
     let extra = if m == Method::ListPush {
-        if is_place(fr.body, a) || v.is_view() {
-            it.share(&v);
-        }
+        it.stored(fr, a, &v);
         vec![v]
     } else {
         let ys = list_of(&v)?.items();
@@ -106,7 +104,7 @@ fn grow(
             items.extend(extra);
             drop(items);
             if !consume {
-                it.share_meta(&buf.meta);
+                it.share_meta(&buf.meta, crate::Kind::List);
             }
             return Some(ListVal {
                 buf: Some(buf.clone()),

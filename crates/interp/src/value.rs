@@ -279,6 +279,8 @@ pub(crate) struct CellMeta {
     pub(crate) site: Site,
     /// Where it was freed or reused, and whether it was a reuse.
     pub(crate) ended: Cell<Option<(Site, bool)>>,
+    /// The oracle's mark: a second reference to the block was used.
+    pub(crate) shared: Cell<bool>,
 }
 
 impl CellMeta {
@@ -287,8 +289,30 @@ impl CellMeta {
             heap: true,
             site,
             ended: Cell::new(None),
+            shared: Cell::new(false),
         }
     }
+}
+
+thread_local! {
+    /// Cell and closure blocks made on this thread (the interpreter runs
+    /// each program on a thread of its own), for the oracle.
+    static MADE: Cell<[u64; 2]> = const { Cell::new([0; 2]) };
+}
+
+/// Counts a cell (`closure == false`) or closure block just made.
+fn made(closure: bool) {
+    MADE.with(|m| {
+        let mut c = m.get();
+        c[closure as usize] += 1;
+        m.set(c);
+    });
+}
+
+/// Cell and closure blocks made so far on this thread.
+pub(crate) fn blocks_made() -> (u64, u64) {
+    let [cells, closures] = MADE.with(Cell::get);
+    (cells, closures)
 }
 
 pub(crate) struct RecVal {
@@ -305,6 +329,7 @@ impl RecVal {
             limit::fields_bytes(0, &fields),
             limit::rc_with_values::<RecVal>(fields.len()),
         );
+        made(false);
         RecVal {
             ty,
             fields,
@@ -332,6 +357,9 @@ impl SumVal {
             limit::fields_bytes(1, &fields)
         };
         let charge = Charge::new(native, limit::rc_with_values::<SumVal>(fields.len()));
+        if !fields.is_empty() {
+            made(false);
+        }
         SumVal {
             ty,
             variant,
@@ -360,6 +388,7 @@ impl TupleVal {
             limit::fields_bytes(0, &items),
             limit::rc_with_values::<TupleVal>(items.len()),
         );
+        made(false);
         TupleVal {
             items,
             meta: CellMeta::new(site),
@@ -389,6 +418,7 @@ impl SomeVal {
             limit::fields_bytes(1, std::slice::from_ref(&val)),
             limit::real(std::mem::size_of::<SomeVal>() + 16),
         );
+        made(false);
         SomeVal {
             val,
             meta: CellMeta::new(site),
@@ -409,6 +439,8 @@ pub(crate) struct Closure {
     pub(crate) fn_id: FnId,
     pub(crate) lambda: ir::ExprId,
     pub(crate) captures: Box<[(LocalId, Value)]>,
+    /// The oracle's mark: a second reference to the block was used.
+    pub(crate) shared: Cell<bool>,
     _charge: Charge,
 }
 
@@ -431,10 +463,12 @@ impl Closure {
                     + captures.len() * std::mem::size_of::<(LocalId, Value)>(),
             ),
         );
+        made(true);
         Closure {
             fn_id,
             lambda,
             captures,
+            shared: Cell::new(false),
             _charge: charge,
         }
     }
