@@ -27,8 +27,8 @@ mod compile_gen;
 #[path = "../../bench/gen.rs"]
 mod gen;
 
-use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
 
 const USAGE: &str = "usage: cargo xtask run FILE [ARGS]...\n       cargo xtask interp FILE [ARGS]...\n       cargo xtask bench [RUNS] [examples/NAME.ssp...]\n       cargo xtask bench --suite [RUNS] [NAME...]\n       cargo xtask bench --compile [RUNS] [SHAPE...] [--lines N,N,...]\n       cargo xtask gen text BYTES|csv ROWS";
 
@@ -44,6 +44,7 @@ fn main() -> ExitCode {
             compile_bench(&rest[1..])
         }
         Some("bench") => bench(&rest),
+        Some("__measure") => measure_child(&rest),
         Some("gen") if !rest.is_empty() => match gen::generate(&rest.join(" ")) {
             Ok(bytes) => {
                 use std::io::Write;
@@ -205,13 +206,13 @@ fn bench(rest: &[String]) -> ExitCode {
         "i-gc MB"
     );
     for program in &programs {
-        let stdin = std::path::Path::new(program).with_extension("stdin");
-        let stdin = std::fs::read(&stdin).unwrap_or_default();
-        let expected = std::fs::read(std::path::Path::new(program).with_extension("stdout")).ok();
+        let stdin = Path::new(program).with_extension("stdin");
+        let stdin = stdin.exists().then_some(stdin);
+        let expected = std::fs::read(Path::new(program).with_extension("stdout")).ok();
         let mut samples: Vec<Vec<(f64, f64)>> = vec![Vec::new(); MODES.len()];
         for _ in 0..runs {
             for (m, mode) in MODES.iter().enumerate() {
-                match measure(&exe, mode, program, &stdin) {
+                match measure(&exe, mode, program, stdin.as_deref()) {
                     Ok((out, sample)) => {
                         if expected.as_ref().is_some_and(|e| *e != out) {
                             eprintln!(
@@ -229,7 +230,7 @@ fn bench(rest: &[String]) -> ExitCode {
                 }
             }
         }
-        let name = std::path::Path::new(program)
+        let name = Path::new(program)
             .file_name()
             .map_or(program.clone(), |n| n.to_string_lossy().into_owned());
         print!("{name:<28}");
@@ -252,13 +253,12 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Runs one program once: its stdout, and (wall seconds, peak RSS in MB)
-/// read from the child's own rusage.
+/// Runs one program once: its stdout, and (wall seconds, peak RSS in MB).
 fn measure(
-    exe: &std::path::Path,
+    exe: &Path,
     mode: &Mode,
     program: &str,
-    stdin: &[u8],
+    stdin: Option<&Path>,
 ) -> Result<(Vec<u8>, (f64, f64)), String> {
     let mut cmd = Command::new(exe);
     cmd.arg("run").args(mode.flags).arg(program);
@@ -267,45 +267,147 @@ fn measure(
     } else {
         cmd.env_remove("SSPUR_MEM");
     }
-    measure_command(cmd, stdin)
+    measure_command(&cmd, stdin)
 }
 
-/// Runs a prepared command once with `stdin` fed to it: its stdout, and
-/// (wall seconds, peak RSS in MB) from the child's own rusage (wait4), so
-/// the measuring process's memory never counts.
-fn measure_command(mut cmd: Command, stdin: &[u8]) -> Result<(Vec<u8>, (f64, f64)), String> {
-    use std::io::{Read, Write};
-    use std::process::Stdio;
-    let start = std::time::Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let mut input = child.stdin.take().ok_or("no stdin")?;
-    let stdin = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&stdin);
-    });
-    let mut out = Vec::new();
-    child
-        .stdout
-        .take()
-        .ok_or("no stdout")?
-        .read_to_end(&mut out)
-        .map_err(|e| e.to_string())?;
-    let _ = feeder.join();
-    let (code, rss) = reap(child.id() as i32)?;
-    let secs = start.elapsed().as_secs_f64();
-    if !code.success() {
-        return Err(format!("exited with {code}"));
+/// Runs a prepared command once with stdin from the file `stdin` (none
+/// when `None`): its stdout, and (wall seconds, peak RSS in MB).
+fn measure_command(cmd: &Command, stdin: Option<&Path>) -> Result<(Vec<u8>, (f64, f64)), String> {
+    let (m, _) = measured(cmd, stdin, Stdio::null())?;
+    if !m.status.success() {
+        return Err(format!("exited with {}", m.status));
     }
-    Ok((out, (secs, rss)))
+    Ok((m.stdout, (m.secs, m.rss_mb)))
 }
 
-/// Waits for our child `pid`: its exit status and peak RSS in MB, from its
-/// own rusage (wait4), so the measuring process's memory never counts.
+/// One measured run: what `xtask __measure` reported and the child printed.
+struct Measured {
+    status: std::process::ExitStatus,
+    secs: f64,
+    rss_mb: f64,
+    stdout: Vec<u8>,
+}
+
+/// Runs `cmd` once through `xtask __measure` (see `measure_child`), with
+/// stdin from the file `stdin` (none when `None`) and the child's stderr
+/// going where `stderr` says: the run, and that stderr when piped.
+fn measured(
+    cmd: &Command,
+    stdin: Option<&Path>,
+    stderr: Stdio,
+) -> Result<(Measured, String), String> {
+    let out_file = target_dir().join(format!("bench/measure-{}.out", std::process::id()));
+    if let Some(dir) = out_file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut runner = Command::new(me);
+    runner
+        .arg("__measure")
+        .arg(stdin.map_or(std::ffi::OsStr::new("-"), |p| p.as_os_str()))
+        .arg(&out_file)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => runner.env(key, v),
+            None => runner.env_remove(key),
+        };
+    }
+    let out = runner
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .and_then(|c| c.wait_with_output())
+        .map_err(|e| e.to_string())?;
+    let stdout = std::fs::read(&out_file);
+    let _ = std::fs::remove_file(&out_file);
+    let report = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<&str> = report.split_whitespace().collect();
+    let parsed = match fields[..] {
+        [status, kb, secs] => status
+            .parse::<i32>()
+            .ok()
+            .zip(kb.parse::<f64>().ok())
+            .zip(secs.parse::<f64>().ok()),
+        _ => None,
+    };
+    let Some(((status, kb), secs)) = parsed else {
+        return Err(format!(
+            "the measuring process failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        ));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let measured = Measured {
+        status: std::process::ExitStatus::from_raw(status),
+        secs,
+        rss_mb: kb / 1024.0,
+        stdout: stdout.map_err(|e| format!("{}: {e}", out_file.display()))?,
+    };
+    Ok((measured, String::from_utf8_lossy(&out.stderr).into_owned()))
+}
+
+/// `xtask __measure STDIN STDOUT PROGRAM [ARGS]...`, the measuring end of
+/// `measured`: runs PROGRAM with stdin from the file STDIN (`-`: none),
+/// stdout into the file STDOUT and stderr inherited, and prints its raw
+/// wait status, peak RSS in KB and wall seconds.
+///
+/// It runs in a process of its own because a child's peak RSS, as wait4
+/// reports it, is at least its parent's peak at the spawn: Linux records
+/// the high-water mark of the address space a process execs away from,
+/// which for a spawned child is (a copy of) its parent's. This process is
+/// small and fresh, so xtask's memory (a 20 MB input, a 100k-line
+/// program) stays out of the figure.
+fn measure_child(args: &[String]) -> ExitCode {
+    let [stdin, stdout, program, rest @ ..] = args else {
+        eprintln!("usage: xtask __measure STDIN STDOUT PROGRAM [ARGS]...");
+        return ExitCode::from(2);
+    };
+    let input = if stdin == "-" {
+        Ok(Stdio::null())
+    } else {
+        std::fs::File::open(stdin).map(Stdio::from)
+    };
+    let output = std::fs::File::create(stdout);
+    let (input, output) = match (input, output) {
+        (Ok(i), Ok(o)) => (i, o),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("xtask __measure: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let start = std::time::Instant::now();
+    let child = match Command::new(program)
+        .args(rest)
+        .stdin(input)
+        .stdout(output)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("xtask __measure: cannot run {program}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match reap(child.id() as i32) {
+        Ok((status, kb)) => {
+            use std::os::unix::process::ExitStatusExt;
+            let secs = start.elapsed().as_secs_f64();
+            println!("{} {kb} {secs}", status.into_raw());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("xtask __measure: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Waits for our child `pid`: its exit status and peak RSS in KB, from
+/// its own rusage (wait4).
 fn reap(pid: i32) -> Result<(std::process::ExitStatus, f64), String> {
     use std::os::unix::process::ExitStatusExt;
     let mut status = 0;
@@ -318,7 +420,7 @@ fn reap(pid: i32) -> Result<(std::process::ExitStatus, f64), String> {
     }
     Ok((
         std::process::ExitStatus::from_raw(status),
-        usage.ru_maxrss as f64 / 1024.0,
+        usage.ru_maxrss as f64,
     ))
 }
 
@@ -332,7 +434,7 @@ struct Runner {
 }
 
 impl Runner {
-    fn command(&self, program: &std::path::Path) -> Command {
+    fn command(&self, program: &Path) -> Command {
         let mut cmd = Command::new(&self.exe);
         if self.sspur {
             cmd.arg("run").arg(program);
@@ -349,13 +451,8 @@ impl Runner {
 
 /// Compiles a reference into `out` unless `out` is newer than `src`; false
 /// (after saying why) when the compiler fails.
-fn compile_reference(
-    compiler: &str,
-    flags: &[&str],
-    src: &std::path::Path,
-    out: &std::path::Path,
-) -> bool {
-    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+fn compile_reference(compiler: &str, flags: &[&str], src: &Path, out: &Path) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if let (Some(s), Some(o)) = (modified(src), modified(out)) {
         if o > s {
             return true;
@@ -415,28 +512,25 @@ fn suite_programs(names: &[String]) -> Result<Vec<String>, String> {
     Ok(found)
 }
 
-/// A suite program's stdin: `bench/NAME.stdin`, or the input
-/// `bench/NAME.input` specifies, generated into `out_dir` the first time
-/// (the generators are deterministic, so the file is reused), or nothing.
-fn suite_stdin(
-    bench: &std::path::Path,
-    out_dir: &std::path::Path,
-    name: &str,
-) -> Result<Vec<u8>, String> {
-    if let Ok(s) = std::fs::read(bench.join(format!("{name}.stdin"))) {
-        return Ok(s);
+/// The file a suite program's stdin comes from: `bench/NAME.stdin`, or
+/// the input `bench/NAME.input` specifies, generated into `out_dir` the
+/// first time (the generators are deterministic, so the file is reused),
+/// or none.
+fn suite_stdin(bench: &Path, out_dir: &Path, name: &str) -> Result<Option<PathBuf>, String> {
+    let given = bench.join(format!("{name}.stdin"));
+    if given.exists() {
+        return Ok(Some(given));
     }
     let Ok(spec) = std::fs::read_to_string(bench.join(format!("{name}.input"))) else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let spec = spec.trim();
     let file = out_dir.join(format!("input-{}.txt", spec.replace(' ', "-")));
-    if let Ok(s) = std::fs::read(&file) {
-        return Ok(s);
+    if !file.exists() {
+        let bytes = gen::generate(spec).map_err(|e| format!("bench/{name}.input: {e}"))?;
+        std::fs::write(&file, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     }
-    let bytes = gen::generate(spec).map_err(|e| format!("bench/{name}.input: {e}"))?;
-    std::fs::write(&file, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    Ok(bytes)
+    Ok(Some(file))
 }
 
 /// Where one program's memory went, from an `SSPUR_GC_STATS=1` run:
@@ -509,26 +603,14 @@ fn parse_gc_stats(report: &str) -> GcStats {
     s
 }
 
-fn gc_stats(runner: &Runner, program: &std::path::Path, stdin: &[u8]) -> Result<GcStats, String> {
-    use std::io::Write;
-    use std::process::Stdio;
+fn gc_stats(runner: &Runner, program: &Path, stdin: Option<&Path>) -> Result<GcStats, String> {
     let mut cmd = runner.command(program);
-    cmd.env("SSPUR_GC_STATS", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
-    let mut input = child.stdin.take().ok_or("no stdin")?;
-    let stdin = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&stdin);
-    });
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let _ = feeder.join();
-    if !out.status.success() {
-        return Err(format!("exited with {}", out.status));
+    cmd.env("SSPUR_GC_STATS", "1");
+    let (m, stderr) = measured(&cmd, stdin, Stdio::piped())?;
+    if !m.status.success() {
+        return Err(format!("exited with {}", m.status));
     }
-    Ok(parse_gc_stats(&String::from_utf8_lossy(&out.stderr)))
+    Ok(parse_gc_stats(&stderr))
 }
 
 fn suite(rest: &[String]) -> ExitCode {
@@ -615,7 +697,7 @@ fn suite(rest: &[String]) -> ExitCode {
         // Outputs first: a wrong answer is not a benchmark result. This run
         // also warms the page cache.
         for r in &runners {
-            match measure_command(r.command(&program), &stdin) {
+            match measure_command(&r.command(&program), stdin.as_deref()) {
                 Ok((out, _)) if out == expected => {}
                 Ok(_) => {
                     eprintln!(
@@ -633,7 +715,7 @@ fn suite(rest: &[String]) -> ExitCode {
         let mut samples: Vec<Vec<(f64, f64)>> = vec![Vec::new(); runners.len()];
         for _ in 0..runs {
             for (r, runner) in runners.iter().enumerate() {
-                match measure_command(runner.command(&program), &stdin) {
+                match measure_command(&runner.command(&program), stdin.as_deref()) {
                     Ok((_, sample)) => samples[r].push(sample),
                     Err(e) => {
                         eprintln!("xtask: {name} ({}): {e}", runner.name);
@@ -655,7 +737,7 @@ fn suite(rest: &[String]) -> ExitCode {
             .collect();
         let mut stats = Vec::new();
         for r in runners.iter().filter(|r| r.sspur) {
-            match gc_stats(r, &program, &stdin) {
+            match gc_stats(r, &program, stdin.as_deref()) {
                 Ok(s) => stats.push((r.name, s)),
                 Err(e) => {
                     eprintln!("xtask: {name} ({}, SSPUR_GC_STATS=1): {e}", r.name);
@@ -782,53 +864,22 @@ fn parse_times(stderr: &str) -> Vec<f64> {
 }
 
 /// Runs `sspur run --time FILE` once: its stdout and the sample.
-fn measure_compile(
-    exe: &std::path::Path,
-    file: &std::path::Path,
-) -> Result<(String, CompileSample), String> {
-    use std::process::Stdio;
-    let start = std::time::Instant::now();
-    let child = Command::new(exe)
-        .arg("run")
+fn measure_compile(exe: &Path, file: &Path) -> Result<(String, CompileSample), String> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("run")
         .arg("--time")
         .arg(file)
-        .env_remove("SSPUR_MEM")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let pid = child.id() as i32;
-    // Read both pipes to the end, then reap the child with its rusage.
-    let (out, err) = {
-        use std::io::Read;
-        let mut child = child;
-        let mut err_pipe = child.stderr.take().ok_or("no stderr")?;
-        let reader = std::thread::spawn(move || {
-            let mut e = String::new();
-            let _ = err_pipe.read_to_string(&mut e);
-            e
-        });
-        let mut o = String::new();
-        child
-            .stdout
-            .take()
-            .ok_or("no stdout")?
-            .read_to_string(&mut o)
-            .map_err(|e| e.to_string())?;
-        (o, reader.join().unwrap_or_default())
-    };
-    let (code, rss) = reap(pid)?;
-    let wall = start.elapsed().as_secs_f64();
-    if !code.success() {
-        return Err(format!("exited with {code}: {}", err.trim_end()));
+        .env_remove("SSPUR_MEM");
+    let (m, err) = measured(&cmd, None, Stdio::piped())?;
+    if !m.status.success() {
+        return Err(format!("exited with {}: {}", m.status, err.trim_end()));
     }
     Ok((
-        out,
+        String::from_utf8_lossy(&m.stdout).into_owned(),
         CompileSample {
             phases: parse_times(&err),
-            wall,
-            rss,
+            wall: m.secs,
+            rss: m.rss_mb,
         },
     ))
 }
