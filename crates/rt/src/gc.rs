@@ -71,19 +71,31 @@ pub enum Kind {
 
 /// The write barrier: records that a pointer was (or is about to be, with
 /// no allocation in between) stored into the block holding `addr`, an
-/// existing block. Only an old pointer block needs recording; a young one,
-/// an address outside the heap or a data block costs a lookup.
-#[inline]
+/// existing block. Only an old pointer block needs recording; for a young
+/// one (most of them: a builder or map just made) it costs a page-map read
+/// and a mark-bit test. A set mark bit means an allocated block: a block
+/// loses its mark when freed or swept, and is handed out with it clear.
+#[inline(always)]
 pub fn remember(rt: &mut Rt, addr: usize) {
-    if let Some((id, i)) = rt.heap.lookup(addr) {
-        let page = &mut rt.heap.pages[id];
-        if Page::bit(&page.mark, i)
-            && !Page::bit(&page.remembered, i)
-            && page.kind as usize == POINTER
-        {
-            Page::set(&mut page.remembered, i);
-            rt.remembered.push(page.block_addr(i));
-        }
+    let id = rt.heap.map_get(addr);
+    if id == 0 {
+        return;
+    }
+    let id = id as usize - 1;
+    let page = &rt.heap.pages[id];
+    let i = page.index_of(addr);
+    if Page::bit(&page.mark, i) {
+        remember_old(rt, id, i);
+    }
+}
+
+/// The barrier's slow half: block `i` of page `id` is old.
+#[inline(never)]
+fn remember_old(rt: &mut Rt, id: usize, i: usize) {
+    let page = &mut rt.heap.pages[id];
+    if !Page::bit(&page.remembered, i) && page.kind as usize == POINTER {
+        Page::set(&mut page.remembered, i);
+        rt.remembered.push(page.block_addr(i));
     }
 }
 
@@ -173,6 +185,8 @@ struct Marker {
     /// Bytes of remembered blocks a minor collection scanned.
     remembered_bytes: usize,
     minor: bool,
+    /// Check mode (quarantined blocks are marked and reported).
+    check: bool,
 }
 
 #[inline(never)]
@@ -196,6 +210,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         promoted: 0,
         remembered_bytes: 0,
         minor,
+        check: rt.mode == MemMode::Check,
     };
     // The stack: dead words may point at quarantined blocks: not reported.
     for &w in regs {
@@ -267,7 +282,9 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
             rt.remembered.push(page.block_addr(i));
         }
     }
-    pace(rt, kind, young_before, m.promoted, m.remembered_bytes);
+    // What every minor collection reads again, however few blocks are young.
+    let reread = (rt.stack_base - sp) + m.remembered_bytes;
+    pace(rt, kind, young_before, freed, m.promoted, reread);
     let pause = start.elapsed();
     let cpu = thread_cpu_time().saturating_sub(cpu_start);
     let g = &mut rt.gc;
@@ -303,19 +320,47 @@ fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
+/// Most doublings of the young budget after minor collections that found
+/// little garbage (see `pace`): 8x `SSPUR_GC_YOUNG_MB`.
+const MAX_IDLE_DOUBLINGS: u32 = 3;
+
+/// Bytes of young allocation per byte every minor collection reads again
+/// (the stack and the remembered blocks): the next nursery is at least
+/// this many times what the last minor collection read so.
+const WORK_RATIO: usize = 8;
+
 /// Sets the next collection's budgets from what this one found.
 ///
 /// Minor: the young budget is `SSPUR_GC_YOUNG_MB` scaled by the survival
-/// rate (1x when nothing survived, up to 4x when everything did): when most
-/// young blocks live, a bigger nursery lets more of them die before they
-/// are promoted. It is also at least the bytes of remembered blocks the
-/// minor collection scanned (a large list held across collections is
-/// scanned by each one), so that fixed cost stays below the work of
-/// allocating the nursery. Either way it grows past `SSPUR_GC_YOUNG_MB`
-/// only up to half the old generation, so a small live set keeps a small
-/// nursery. Major: the old generation may grow to
-/// max(`SSPUR_GC_MIN_MB`, `SSPUR_GC_FACTOR` x live) before the next one.
-fn pace(rt: &mut Rt, kind: Kind, young_before: usize, promoted: usize, remembered: usize) {
+/// rate (1x when nothing survived, up to 4x when everything did): when
+/// most young blocks live, a bigger nursery lets more of them die before
+/// they are promoted; this grows past `SSPUR_GC_YOUNG_MB` only up to half
+/// the old generation, so a small live set keeps a small nursery. Two
+/// things raise it further, since a collection that costs much or finds
+/// little is better made rarer:
+/// - its fixed work: the nursery is at least `WORK_RATIO` times the bytes the minor collection read
+///   whatever the nursery held (the stack and the remembered blocks), so
+///   a deep stack or a large list held across collections, read again by
+///   each one, costs a bounded share of the run (the promoted blocks are
+///   read once each, however often minor collections come); this grows
+///   past `SSPUR_GC_YOUNG_MB` only up to a quarter of the old generation
+///   (the memory a rarer collection costs is bounded by the live set);
+/// - its yield: one that freed less than an eighth of the young bytes was
+///   spent in vain (they were freed at their last use, or live); the
+///   budget doubles after each such one in a row, up to 8x, since a
+///   collection that finds no garbage also leaves none to grow the heap;
+///   one that finds garbage again starts over.
+///
+/// Major: the old generation may grow to max(`SSPUR_GC_MIN_MB`,
+/// `SSPUR_GC_FACTOR` x live) before the next one.
+fn pace(
+    rt: &mut Rt,
+    kind: Kind,
+    young_before: usize,
+    freed: usize,
+    promoted: usize,
+    reread: usize,
+) {
     let base = rt.settings.gc_young_bytes;
     let survival = if young_before == 0 {
         0.0
@@ -328,14 +373,23 @@ fn pace(rt: &mut Rt, kind: Kind, young_before: usize, promoted: usize, remembere
         rt.live_after_gc = rt.heap.old_bytes;
         rt.gc.max_live_bytes = rt.gc.max_live_bytes.max(rt.heap.old_bytes as u64);
     }
-    let scale = if kind == Kind::Minor {
-        1.0 + 3.0 * survival
+    let minor = kind == Kind::Minor;
+    let scale = if minor { 1.0 + 3.0 * survival } else { 1.0 };
+    if minor && freed < young_before / 8 {
+        rt.idle_doublings = (rt.idle_doublings + 1).min(MAX_IDLE_DOUBLINGS);
     } else {
-        1.0
-    };
-    let want = (((base as f64) * scale) as usize).max(remembered);
+        rt.idle_doublings = 0;
+    }
     let cap = base.max(rt.heap.old_bytes / 2);
-    rt.heap.young_budget = want.min(cap);
+    let by_survival = (((base as f64) * scale) as usize).min(cap);
+    let by_work = if minor {
+        reread
+            .saturating_mul(WORK_RATIO)
+            .min(base.max(rt.heap.old_bytes / 4))
+    } else {
+        0
+    };
+    rt.heap.young_budget = by_survival.max(by_work).max(base << rt.idle_doublings);
     rt.heap.young_bytes = 0;
     rt.heap.want_major = false;
     rt.heap.trim_retained();
@@ -361,6 +415,9 @@ fn prepare(rt: &mut Rt, kind: Kind) {
             f = unsafe { *(f as *const usize) };
         }
         h.classes[k].free = 0;
+        // The sweep may release the page being carved; it puts the page
+        // back on the partial list if it still has free blocks.
+        h.classes[k].carve = 0;
         if kind == Kind::Major {
             h.partial[k].clear();
         }
@@ -392,10 +449,23 @@ fn note_held(rt: &Rt, id: usize, i: usize, m: &mut Marker) {
 /// Marks the block a stack or register word points into, and the block it
 /// is one past the end of: compiled code may hold a derived end pointer (a
 /// loop cursor past the last element) only in a register or stack slot.
+/// A word inside a marked block (not at its start, so the block before it
+/// is not in question) ends at the mark bit, as in `mark_word`; the block
+/// is still noted as held.
 #[inline]
 fn mark_root_word(rt: &mut Rt, w: usize, m: &mut Marker) {
     if w < rt.heap.lo || w > rt.heap.hi {
         return;
+    }
+    let id = rt.heap.map_get(w);
+    if id != 0 && !m.check {
+        let id = id as usize - 1;
+        let page = &rt.heap.pages[id];
+        let i = page.index_of(w);
+        if Page::bit(&page.mark, i) && w != page.block_addr(i) {
+            note_held(rt, id, i, m);
+            return;
+        }
     }
     // Dead stack words may point at quarantined blocks: not reported.
     if let Some((id, i)) = rt.heap.lookup(w) {
@@ -419,12 +489,26 @@ fn mark_root_word(rt: &mut Rt, w: usize, m: &mut Marker) {
 /// (an empty view is `(0, 0)`), and applying the end rule here would let
 /// every block that points at its neighbour keep the one allocated before
 /// it alive, chaining through whole structures.
+///
+/// Most words that point into the heap point at a marked block (old in a
+/// minor collection, or reached before): a set mark bit is tested first
+/// and ends it, except in check mode, where a marked block may be a
+/// quarantined one reached again from the heap, which is evidence.
 #[inline]
 fn mark_word(rt: &mut Rt, w: usize, m: &mut Marker) {
     if w < rt.heap.lo || w > rt.heap.hi {
         return;
     }
-    if let Some((id, i)) = rt.heap.lookup(w) {
+    let id = rt.heap.map_get(w);
+    if id == 0 {
+        return;
+    }
+    let id = id as usize - 1;
+    let page = &rt.heap.pages[id];
+    if !m.check && Page::bit(&page.mark, page.index_of(w)) {
+        return;
+    }
+    if let Some(i) = rt.heap.lookup_in(id, w) {
         mark_block(rt, id, i, m, true);
     }
 }
@@ -606,7 +690,7 @@ fn locate(rt: &Rt, base: usize) -> (usize, usize) {
 /// Frees every allocated, unmarked, unquarantined block of the pages it
 /// visits (every page in a major collection, the young pages in a minor
 /// one) by clearing bits: a dead pointer block is zeroed when it is handed
-/// out again (`Heap::thread_page`). Releases empty pages; records pages
+/// out again (`Heap::carve_run`). Releases empty pages; records pages
 /// with free blocks. Returns the bytes freed.
 fn sweep(rt: &mut Rt, kind: Kind) -> usize {
     let counting = rt.counting;

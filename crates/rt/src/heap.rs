@@ -10,8 +10,8 @@
 //! Generations (sticky mark bits): between collections a block's `mark` bit
 //! says it is *old* (it survived a collection); every block handed out has
 //! it clear, so a freed block loses it. Only pages on `young_pages` can
-//! hold young blocks: every page a block is handed out from (bump, threaded
-//! partial page, large block) or freed into joins that list, so a minor
+//! hold young blocks: every page a block is handed out from (bump, a run of
+//! a swept page, large block) or freed into joins that list, so a minor
 //! collection sweeps those pages and no other.
 
 use std::ptr;
@@ -116,7 +116,7 @@ pub struct Page {
     /// On `Heap::young_pages`: may hold blocks handed out since the last
     /// collection.
     pub young: bool,
-    /// On its class's `Heap::partial` list, not yet threaded.
+    /// On its class's `Heap::partial` list, not yet carved.
     pub in_partial: bool,
     /// Allocation site per block, when sites are tracked.
     pub sites: Vec<u32>,
@@ -175,6 +175,10 @@ pub struct ClassState {
     /// Blocks of this class freed, for tiers that count per class (kept
     /// here because a free already holds this state in a register).
     pub frees: u64,
+    /// Page id + 1 of the swept page whose free runs the cursor takes
+    /// next (0 when none), and the block index to look from.
+    pub carve: u32,
+    pub carve_from: u32,
 }
 
 impl ClassState {
@@ -185,6 +189,8 @@ impl ClassState {
         page: 0,
         free: 0,
         frees: 0,
+        carve: 0,
+        carve_from: 0,
     };
 }
 
@@ -226,9 +232,10 @@ pub struct Heap<T: Tier = Active> {
     pub want_major: bool,
     /// Pages that may hold young blocks (`Page::young`), by id.
     pub young_pages: Vec<u32>,
-    /// Bytes handed out from new pages, threaded partial pages and large
-    /// blocks since the last collection (free-list reuse of blocks freed
-    /// at last use is not counted: it does not grow the heap).
+    /// Bytes handed out from new pages, runs of swept pages and new
+    /// large blocks since the last collection (reuse of blocks freed at
+    /// last use, from a free list or the large cache, is not counted: it
+    /// does not grow the heap).
     pub young_bytes: usize,
     /// Pacing: a minor collection once `young_bytes` would pass this.
     pub young_budget: usize,
@@ -331,19 +338,26 @@ impl<T: Tier> Heap<T> {
             return None;
         }
         let id = id as usize - 1;
+        self.lookup_in(id, addr).map(|i| (id, i))
+    }
+
+    /// The allocated block holding `addr` in page `id` (which the page map
+    /// gives for `addr`): its index.
+    #[inline(always)]
+    pub fn lookup_in(&self, id: usize, addr: usize) -> Option<usize> {
         let page = &self.pages[id];
         let i = page.index_of(addr);
         if i >= page.nblocks || page.cached {
             return None;
         }
         if Page::bit(&page.alloc, i) {
-            return Some((id, i));
+            return Some(i);
         }
         if page.class != LARGE {
             let cs = &self.classes[page.kind as usize * NUM_CLASSES + page.class as usize];
             let block = page.block_addr(i);
             if cs.page as usize == id + 1 && block >= cs.bump_start && block < cs.bump {
-                return Some((id, i));
+                return Some(i);
             }
         }
         None
@@ -428,8 +442,7 @@ impl<T: Tier> Heap<T> {
         let cs = &mut self.classes[k];
         let f = cs.free;
         // SAFETY: callers pop only when `cs.free != 0`; every free-list entry
-        // is the base of a block of an in-use page (pushed by `free_block` or
-        // `thread_page`), and pages are released only by a sweep, after the
+        // is the base of a block of an in-use page (pushed by `free_block`), and pages are released only by a sweep, after the
         // collector moved every free list back into the bits, so `f` is
         // mapped read/write. Blocks are 16-byte aligned and at least 16 bytes,
         // so its first word (the link) is aligned and in bounds. A free block
@@ -455,11 +468,31 @@ impl<T: Tier> Heap<T> {
             self.tier.slow(class);
             return self.pop_free(k, kind);
         }
-        // A page the last sweep left with free blocks: thread them.
-        while let Some(id) = self.partial[k].pop() {
-            if self.thread_page(id as usize, k) {
-                self.tier.slow(class);
-                return self.pop_free(k, kind);
+        // A page the last sweep left with free blocks: bump through its
+        // runs of free blocks.
+        loop {
+            let carve = self.classes[k].carve;
+            if carve != 0 {
+                let p = self.carve_run(carve as usize - 1, k);
+                if !p.is_null() {
+                    self.tier.slow(class);
+                    return p;
+                }
+                self.classes[k].carve = 0;
+            }
+            let Some(id) = self.partial[k].pop() else {
+                break;
+            };
+            let page = &mut self.pages[id as usize];
+            // A released page's id may have been reused for another class.
+            if page.in_use
+                && page.in_partial
+                && page.class != LARGE
+                && page.kind as usize * NUM_CLASSES + page.class as usize == k
+            {
+                page.in_partial = false;
+                self.classes[k].carve = id + 1;
+                self.classes[k].carve_from = 0;
             }
         }
         if self.over_limit(PAGE_SIZE) || self.wants_gc(PAGE_SIZE) {
@@ -483,50 +516,38 @@ impl<T: Tier> Heap<T> {
         base as *mut u8
     }
 
-    /// Puts the free blocks of a swept page on its class's free list,
-    /// lowest address first out. False if it had none.
-    /// Dead pointer blocks are zeroed here, when handed out again, not by
-    /// the sweep: a sweep only clears bits, so its cost follows the pages
-    /// it visits, not the garbage.
-    fn thread_page(&mut self, id: usize, k: usize) -> bool {
-        let page = &mut self.pages[id];
-        // A released page's id may have been reused for another class.
-        if !page.in_use
-            || !page.in_partial
-            || page.class == LARGE
-            || page.kind as usize * NUM_CLASSES + page.class as usize != k
-        {
-            return false;
+    /// Makes the next run of free blocks of swept page `id` (from the
+    /// class's `carve_from`) the class's bump range and hands out its first
+    /// block; null when the page has no more. A run is found with a few
+    /// word operations on the alloc bits and zeroed in one go for pointer
+    /// blocks (a sweep only clears bits, so a dead pointer block is zeroed
+    /// when it is handed out again): the cost follows the runs, not the
+    /// blocks, and the blocks are handed out by the bump path.
+    fn carve_run(&mut self, id: usize, k: usize) -> *mut u8 {
+        let page = &self.pages[id];
+        let Some((first, count)) = next_free_run(page, self.classes[k].carve_from as usize) else {
+            return ptr::null_mut();
+        };
+        let size = page.block_size;
+        let start = page.block_addr(first);
+        if page.kind as usize == POINTER {
+            // SAFETY: page `id` is in use (checked when it became the
+            // carve page, and pages are released only by a sweep, which
+            // first resets every carve page), so blocks `first..first +
+            // count` (below `nblocks`) lie in its mapped 64 KB. Their alloc
+            // bits are clear and they are not in a bump range, so they are
+            // free: no value, list or Rust reference points into them.
+            unsafe { ptr::write_bytes(start as *mut u8, 0, count * size) };
         }
-        page.in_partial = false;
-        let zero = page.kind as usize == POINTER;
-        let mut head = self.classes[k].free;
-        let mut n = 0;
-        for i in (0..page.nblocks).rev() {
-            if !Page::bit(&page.alloc, i) {
-                Page::set(&mut page.alloc, i);
-                let b = page.block_addr(i);
-                // SAFETY: `page` is in use (checked above), so block `i <
-                // nblocks` lies inside its mapped 64 KB; blocks are 16-byte
-                // aligned and at least 16 bytes. Its alloc bit was clear, so
-                // it is free and no program value or list points at it (the
-                // collector never scans a block whose bit is clear).
-                unsafe {
-                    if zero {
-                        ptr::write_bytes(b as *mut u8, 0, page.block_size);
-                    }
-                    *(b as *mut usize) = head;
-                }
-                head = b;
-                n += 1;
-            }
-        }
-        self.young_bytes += n * page.block_size;
-        self.classes[k].free = head;
-        if n > 0 {
-            self.note_young(id);
-        }
-        n > 0
+        let cs = &mut self.classes[k];
+        cs.carve_from = (first + count) as u32;
+        cs.page = id as u32 + 1;
+        cs.bump_start = start;
+        cs.bump = start + size;
+        cs.end = start + count * size;
+        self.young_bytes += count * size;
+        self.note_young(id);
+        start as *mut u8
     }
 
     /// Puts page `id` on the young list (it may now hold young blocks).
@@ -572,19 +593,16 @@ impl<T: Tier> Heap<T> {
                 .iter()
                 .position(|&id| self.pages[id as usize].block_size == bytes)
             {
+                // Reuse of a block freed at its last use (the sweep never
+                // caches): like free-list reuse, it does not grow the heap
+                // and does not count against the young budget.
                 let id = self.large_cache.swap_remove(pos) as usize;
                 self.cache_bytes -= bytes;
-                if self.wants_gc(bytes) {
-                    self.large_cache.push(id as u32);
-                    self.cache_bytes += bytes;
-                    return ptr::null_mut();
-                }
                 let page = &mut self.pages[id];
                 page.cached = false;
                 Page::set(&mut page.alloc, 0);
                 let base = page.base;
                 self.tier.slow(NUM_CLASSES);
-                self.young_bytes += bytes;
                 self.note_young(id);
                 return base as *mut u8;
             }
@@ -930,6 +948,37 @@ impl<T: Tier> Heap<T> {
         }
         *self = Heap::new();
     }
+}
+
+/// The first run of free blocks (clear alloc bits) of `page` at or after
+/// block `from`: (first block, count).
+pub fn next_free_run(page: &Page, from: usize) -> Option<(usize, usize)> {
+    let n = page.nblocks;
+    let mut i = from;
+    loop {
+        if i >= n {
+            return None;
+        }
+        let free = !page.alloc[i / 64] >> (i % 64);
+        if free != 0 {
+            i += free.trailing_zeros() as usize;
+            break;
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    if i >= n {
+        return None;
+    }
+    let first = i;
+    while i < n {
+        let used = page.alloc[i / 64] >> (i % 64);
+        if used != 0 {
+            i += used.trailing_zeros() as usize;
+            break;
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    Some((first, i.min(n) - first))
 }
 
 /// The statistics index of a page's class: large blocks come last.

@@ -77,7 +77,7 @@ pub unsafe fn free_temp(ptr: *mut u8) {
 /// the ones a root points at, so a young block reachable only from an
 /// unrecorded old block would be freed. `SSPUR_MEM=check` reports such a
 /// block at every major collection.
-#[inline]
+#[inline(always)]
 pub fn remember(ptr: *const u8) {
     gc::remember(rt(), ptr as usize);
 }

@@ -80,6 +80,8 @@ pub struct Rt {
     pub live_after_gc: usize,
     /// Pacing: a major collection once the old generation passes this.
     pub major_threshold: usize,
+    /// Minor collections in a row that found little garbage (pacing).
+    pub idle_doublings: u32,
     /// The remembered set: base addresses of old pointer blocks that may
     /// point at young blocks (`Page::remembered` marks its members).
     pub remembered: Vec<usize>,
@@ -160,6 +162,7 @@ impl Rt {
             collections: 0,
             live_after_gc: 0,
             major_threshold: 0,
+            idle_doublings: 0,
             remembered: Vec::new(),
             gc: GcCounts {
                 minor: 0,

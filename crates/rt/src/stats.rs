@@ -43,6 +43,9 @@ pub struct Stats {
     pub live_after_last_gc: usize,
     /// Bytes of freed large data blocks kept for reuse.
     pub large_cache_bytes: usize,
+    /// The young budget pacing set: young bytes before the next minor
+    /// collection.
+    pub young_budget: usize,
     pub tier: TierStats,
 }
 
@@ -80,6 +83,7 @@ pub fn snapshot(rt: &Rt) -> Stats {
         peak_heap_bytes: rt.heap.peak,
         live_after_last_gc: rt.live_after_gc,
         large_cache_bytes: rt.heap.cache_bytes,
+        young_budget: rt.heap.young_budget,
         tier: rt.heap.tier_stats(),
     }
 }

@@ -793,3 +793,82 @@ fn fill_data_garbage(n: usize) -> Vec<usize> {
 fn pointer_block_is_zero(masked: usize) -> bool {
     (0..12).all(|i| unsafe { *word(masked ^ MASK, i) } == 0)
 }
+
+#[test]
+fn pacing_doubles_the_nursery_after_minor_collections_that_find_nothing() {
+    on_fresh_stack(idle_pacing_body);
+}
+
+/// Allocates `bytes` of fresh data blocks of `size` (a class not used
+/// before, so they come from new pages) and frees each at its last use.
+#[inline(never)]
+fn alloc_and_free(size: usize, bytes: usize) {
+    for _ in 0..bytes / size {
+        let p = alloc(size, 0);
+        unsafe { rt::sspur_free(p, 0) };
+    }
+}
+
+#[inline(never)]
+fn leave_garbage(size: usize, bytes: usize) {
+    for _ in 0..bytes / size {
+        std::hint::black_box(alloc(size, 0) as usize ^ MASK);
+    }
+}
+
+#[inline(never)]
+fn idle_pacing_body() {
+    let mb = 1 << 20;
+    let _g = fresh(Settings {
+        gc_young_bytes: mb,
+        ..Settings::DEFAULT
+    });
+    // Each round takes new pages, frees every block at its last use and
+    // collects: the sweep finds nothing, so the budget doubles, up to 8x.
+    for (size, want) in [(1024, 2), (2048, 4), (4096, 8), (8192, 8)] {
+        alloc_and_free(size, 256 << 10);
+        minor();
+        assert_eq!(
+            rt::stats().young_budget,
+            want * mb,
+            "after {size}-byte blocks"
+        );
+    }
+    // A collection that finds garbage starts over.
+    leave_garbage(640, 256 << 10);
+    minor();
+    assert_eq!(rt::stats().young_budget, mb);
+}
+
+#[test]
+fn pacing_makes_minor_collections_rarer_when_each_rereads_a_large_held_list() {
+    on_fresh_stack(reread_pacing_body);
+}
+
+#[inline(never)]
+fn reread_pacing_body() {
+    let mb = 1 << 20;
+    let _g = fresh(Settings {
+        gc_young_bytes: mb,
+        ..Settings::DEFAULT
+    });
+    // A 16 MB pointer block a registered root holds: old after the first
+    // collection and remembered at the end of each (a root points at it),
+    // so each minor collection reads it again.
+    static mut HELD: usize = 0;
+    unsafe {
+        HELD = alloc(16 * mb, 1) as usize;
+        rt::add_root(&raw const HELD);
+    }
+    rt::sspur_collect();
+    minor();
+    // That minor collection read 16 MB: the next nursery is 8x what it
+    // read, capped at a quarter of the old generation (the 16 MB block).
+    assert_eq!(rt::stats().young_budget, 4 * mb);
+    // So 16 MB of young garbage costs about four minor collections, not
+    // sixteen, each reading the list again.
+    let before = rt::stats().gc.minor;
+    leave_garbage(640, 16 * mb);
+    let minors = rt::stats().gc.minor - before;
+    assert!((3..=5).contains(&minors), "{minors} minor collections");
+}
