@@ -257,9 +257,11 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
     let t = Instant::now();
     let parse_errors = !driver::parse(&db, file).diagnostics.is_empty();
     let t_parse = t.elapsed();
+    let m_parse = flags.time.then(stdx::memory).flatten();
     let t = Instant::now();
     let ok = checked(&db, file).is_some();
     let t_check = t.elapsed();
+    let m_check = flags.time.then(stdx::memory).flatten();
     if !ok || parse_errors {
         return 1;
     }
@@ -269,10 +271,18 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
         return 1;
     };
     let t_own = t.elapsed();
+    let m_own = flags.time.then(stdx::memory).flatten();
     if flags.time {
-        eprintln!("time: parse {:.3} ms", t_parse.as_secs_f64() * 1e3);
-        eprintln!("time: check {:.3} ms", t_check.as_secs_f64() * 1e3);
-        eprintln!("time: ownership {:.3} ms", t_own.as_secs_f64() * 1e3);
+        for (what, t, m) in [
+            ("parse", t_parse, m_parse),
+            ("check", t_check, m_check),
+            ("ownership", t_own, m_own),
+        ] {
+            eprintln!("time: {what} {:.3} ms", t.as_secs_f64() * 1e3);
+            if let Some(m) = m {
+                eprintln!("mem: {what} {m}");
+            }
+        }
     }
     if flags.interp {
         let opts = interp::Options {

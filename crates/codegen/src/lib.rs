@@ -135,6 +135,15 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
         fb.set(k, v).map_err(|e| format!("{k}: {e}"))
     };
     set(&mut fb, "opt_level", "speed")?;
+    // The IR verifier took about a third of Cranelift's instructions on
+    // generated programs; debug builds (every test) keep it, so a lowering
+    // bug still fails there.
+    let verify = if cfg!(debug_assertions) {
+        "true"
+    } else {
+        "false"
+    };
+    set(&mut fb, "enable_verifier", verify)?;
     set(&mut fb, "preserve_frame_pointers", "true")?;
     set(&mut fb, "use_colocated_libcalls", "false")?;
     set(&mut fb, "is_pic", "false")?;
@@ -436,6 +445,9 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
     if opts.time {
         for (what, d) in &compiled.times {
             eprintln!("time: {what} {:.3} ms", d.as_secs_f64() * 1e3);
+        }
+        if let Some(m) = stdx::memory() {
+            eprintln!("mem: codegen {m}");
         }
     }
     let Some(main) = compiled.main else {

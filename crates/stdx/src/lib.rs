@@ -82,6 +82,37 @@ pub fn with_big_stack<R: Send>(
     }
 }
 
+/// The process's resident memory at one moment and its peak until then,
+/// in bytes; shown as `rss R MB peak P MB`.
+#[derive(Clone, Copy, Debug)]
+pub struct Memory {
+    pub rss: u64,
+    pub peak: u64,
+}
+
+/// `VmRSS` and `VmHWM` of `/proc/self/status`; `None` where that file
+/// does not exist (not Linux).
+pub fn memory() -> Option<Memory> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        status.lines().find_map(|l| {
+            let kb = l.strip_prefix(name)?.trim().strip_suffix("kB")?;
+            kb.trim().parse::<u64>().ok().map(|k| k * 1024)
+        })
+    };
+    Some(Memory {
+        rss: field("VmRSS:")?,
+        peak: field("VmHWM:")?,
+    })
+}
+
+impl std::fmt::Display for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
+        write!(f, "rss {:.1} MB peak {:.1} MB", mb(self.rss), mb(self.peak))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +154,20 @@ mod tests {
     fn resumes_a_panic() {
         let r = std::panic::catch_unwind(|| with_big_stack(1 << 20, "p", || panic!("boom")));
         assert!(r.is_err());
+    }
+
+    #[test]
+    fn memory_counts_touched_pages() {
+        let Some(before) = memory() else {
+            return;
+        };
+        let block = vec![1u8; 64 << 20];
+        let after = memory().expect("read once");
+        assert!(std::hint::black_box(&block).iter().all(|&b| b == 1));
+        assert!(after.peak >= after.rss);
+        assert!(
+            after.peak >= before.peak.max(64 << 20),
+            "{after} after touching 64 MB"
+        );
     }
 }
