@@ -243,23 +243,28 @@ struct ErrSrc<'a> {
     tokens: Vec<(u32, std::mem::Discriminant<Token>)>,
     /// The innermost bracket still open at the end of the text.
     unclosed: Option<(Span, &'static str)>,
+    /// Every bracket token: its span and text.
+    brackets: Vec<(Span, &'static str)>,
 }
 
 impl<'a> ErrSrc<'a> {
     fn new(text: &'a str, base: u32, eof_word: &'static str, tokens: &[(Token, Span)]) -> Self {
-        let mut open: Vec<(Span, &'static str)> = Vec::new();
-        for (t, span) in tokens {
-            match t {
-                Token::LParen => open.push((*span, "(")),
-                Token::LBracket => open.push((*span, "[")),
-                Token::LBrace => open.push((*span, "{")),
-                Token::RParen | Token::RBracket | Token::RBrace => {
-                    open.pop();
-                }
-                _ => {}
-            }
-        }
-        let unclosed = open.pop();
+        let brackets: Vec<(Span, &'static str)> = tokens
+            .iter()
+            .filter_map(|(t, span)| {
+                let b = match t {
+                    Token::LParen => "(",
+                    Token::LBracket => "[",
+                    Token::LBrace => "{",
+                    Token::RParen => ")",
+                    Token::RBracket => "]",
+                    Token::RBrace => "}",
+                    _ => return None,
+                };
+                Some((*span, b))
+            })
+            .collect();
+        let unclosed = open_before(&brackets, u32::MAX);
         let tokens = tokens
             .iter()
             .map(|(t, s)| (s.start, std::mem::discriminant(t)))
@@ -270,6 +275,7 @@ impl<'a> ErrSrc<'a> {
             eof_word,
             tokens,
             unclosed,
+            brackets,
         }
     }
 
@@ -340,6 +346,26 @@ impl<'a> ErrSrc<'a> {
                     );
                 } else if token == Token::Eq && expected.iter().any(|e| e == "\":=\"") {
                     d = d.with_note("to rebind a `var`, write `name := value`; `==` compares");
+                } else if token == Token::Fn && expected.iter().any(|e| e == "\"|\"") {
+                    d = d.with_note(
+                        "Sspur has no `fn` expressions; a function value is a lambda: `|x: Int| x + 1`, or the name of a top-level `fn`",
+                    );
+                } else if token == Token::LParen
+                    && self.slice(Span::new(l.saturating_sub(2), l)) == Some("Fn")
+                {
+                    d = d.with_note("a function type is written `fn(Int, Str) -> Bool` (lower-case `fn`; `fn(Int)` returns Unit)");
+                } else if token == Token::LBracket
+                    && matches!(self.before(l), [Some(k), _] if k == std::mem::discriminant(&Token::Type))
+                {
+                    d = d.with_note(
+                        "Sspur has no generic types: write the type for the element type you need (`type IntTree = Leaf | Node(IntTree, Int, IntTree)`); `List`, `Map` and `Option` are the generic types",
+                    );
+                } else if token == Token::ColonEq
+                    && matches!(self.before(l), [_, Some(k)] if k == std::mem::discriminant(&Token::RBracket))
+                {
+                    d = d.with_note(
+                        "lists cannot be changed in place: for a `var` list write `xs := xs.set(i, v)`; a map changes with `m.put(k, v)`",
+                    );
                 } else if let_else {
                     d = d.with_note(
                         "an `else` after `}` continues an `if`; for `let PAT = value else { .. }` with a value that ends in `}`, put the value in parentheses",
@@ -356,6 +382,20 @@ impl<'a> ErrSrc<'a> {
                     d = d.with_note(
                         "a line break here ends the statement; to continue an expression, end the line with an operator",
                     );
+                }
+                // Point at the bracket a missing closer belongs to, when a
+                // line ends or another closer comes before it.
+                if let Some((open, b)) = open_before(&self.brackets, l) {
+                    let closer = format!("\"{}\"", closing(b));
+                    // (A `{` spans lines and statements: what ends early
+                    // inside one is rarely its missing `}`.)
+                    let ends = matches!(
+                        token,
+                        Token::RParen | Token::RBracket | Token::RBrace | Token::Semi
+                    ) && b != "{";
+                    if ends && expected.contains(&closer) {
+                        d = d.with_label(open, format!("this `{b}` is not closed"));
+                    }
                 }
                 d
             }
@@ -384,6 +424,28 @@ impl<'a> ErrSrc<'a> {
             Token::Error => "invalid token".to_string(),
             _ => format!("`{text}`"),
         }
+    }
+}
+
+/// The innermost bracket open before `at`.
+fn open_before(brackets: &[(Span, &'static str)], at: u32) -> Option<(Span, &'static str)> {
+    let mut open = Vec::new();
+    for &(span, b) in brackets.iter().take_while(|(s, _)| s.start < at) {
+        match b {
+            "(" | "[" | "{" => open.push((span, b)),
+            _ => {
+                open.pop();
+            }
+        }
+    }
+    open.pop()
+}
+
+fn closing(open: &str) -> &'static str {
+    match open {
+        "(" => ")",
+        "[" => "]",
+        _ => "}",
     }
 }
 

@@ -276,10 +276,16 @@ impl<'a> Cx<'a> {
                     body: otherwise,
                 },
             ];
+            if !unused && !complete(else_) {
+                self.elseless_ifs.push(span);
+            }
             let unused = unused || !complete(else_);
             return self.match_expr(cond, &arms, span, unused, "`if let` and `else`");
         }
         let c = self.expr_expect(cond, &T::Bool, "an `if` condition");
+        if !unused && !complete(else_) {
+            self.elseless_ifs.push(span);
+        }
         if unused || !complete(else_) {
             let (th, tt) = self.block(then, true);
             let el = else_.map(|el| self.expr_unused(el));

@@ -157,6 +157,9 @@ struct Cx<'a> {
     deferred: Vec<Deferred>,
     matches: Vec<(ExprId, Span)>,
     pending: Vec<Pending>,
+    /// `if`s without `else` whose value is used (it is Unit): a mismatch
+    /// at one of these spans says so.
+    elseless_ifs: Vec<Span>,
 }
 
 impl<'a> Cx<'a> {
@@ -182,6 +185,7 @@ impl<'a> Cx<'a> {
             deferred: Vec::new(),
             matches: Vec::new(),
             pending: Vec::new(),
+            elseless_ifs: Vec::new(),
         }
     }
 
@@ -292,6 +296,12 @@ impl<'a> Cx<'a> {
     /// Finds a local by name, recording captures for every lambda between
     /// the use and the declaration.
     fn lookup(&mut self, name: &ast::Name) -> Option<LocalId> {
+        self.lookup_for(name, false)
+    }
+
+    /// [`Self::lookup`]; `assign` says the use is `name := ..`, which
+    /// changes the advice for a captured `var`.
+    fn lookup_for(&mut self, name: &ast::Name, assign: bool) -> Option<LocalId> {
         let (depth, id) = self.scopes.iter().enumerate().rev().find_map(|(d, s)| {
             s.iter()
                 .rev()
@@ -312,12 +322,19 @@ impl<'a> Cx<'a> {
         // One report per lambda and `var`, at its first use.
         if crossed && first_use && self.body.locals[id].kind == LocalKind::Var {
             let n = &name.text;
+            let note = if assign {
+                format!(
+                    "a lambda cannot change the function's `var`s; to accumulate over a list use `fold` (e.g. `let {n} = xs.fold({n}, |acc, x| acc + x)`), or write a `for` loop instead of the lambda"
+                )
+            } else {
+                format!(
+                    "copy it into a `let` first, e.g. `let {n}_now = {n}`, and use that inside the lambda"
+                )
+            };
             self.diags.push(
                 Diagnostic::error(name.span, format!("a lambda cannot capture `var {n}`"))
                     .with_label(self.map.local(id), "declared with `var` here")
-                    .with_note(format!(
-                        "copy it into a `let` first, e.g. `let {n}_now = {n}`, and use that inside the lambda"
-                    )),
+                    .with_note(note),
             );
         }
         Some(id)
@@ -348,6 +365,11 @@ impl<'a> Cx<'a> {
                     let mut d = Diagnostic::error(span, msg);
                     if !what.is_empty() {
                         d = d.with_note(format!("in {what}"));
+                    }
+                    if self.elseless_ifs.contains(&span) {
+                        d = d.with_note(
+                            "this `if` has no `else`, so its value is `Unit`; add an `else` with a value",
+                        );
                     }
                     self.diags.push(d);
                 }

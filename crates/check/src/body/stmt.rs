@@ -178,7 +178,7 @@ impl<'a> Cx<'a> {
                 )
             }
             ast::StmtKind::Assign { name, value } => {
-                let Some(local) = self.lookup(name) else {
+                let Some(local) = self.lookup_for(name, true) else {
                     self.err(name.span, format!("unknown name `{}`", name.text));
                     let (v, _) = self.expr(value);
                     return (self.alloc_stmt(StmtKind::Expr(v), s.span), false);
