@@ -208,3 +208,23 @@ fn flags_that_do_nothing_are_rejected() {
     let bad = run("flags", src, &["run"], &[("SSPUR_MAX_HEAP_MB", "lots")]);
     assert_eq!(bad.exit, 2, "{}", text(&bad.stderr));
 }
+
+/// Under `ulimit -v` (3 GB of address space, far below the machine's
+/// memory) a program whose values grow without end traps `out of memory`
+/// in both backends: the default heap limit follows the address space
+/// left, so neither the runtime nor the interpreter's own allocations meet
+/// a refused mapping first (the interpreter used to abort on one).
+#[test]
+fn growth_under_an_address_space_limit_traps() {
+    let src = "type L = Nil | Cons(Int, L)\n\nfn main() {\n    var l = Nil\n    var i = 0\n    while true {\n        l := Cons(i, l)\n        i := i + 1\n    }\n    print(i)\n}\n";
+    for mode in [&["run"][..], &["run", "--interp"][..]] {
+        let r = sspur_tests::run_limited("limits", "ulimit", src, mode, &[], Some(3 << 20));
+        let err = text(&r.stderr);
+        assert_eq!(r.exit, 101, "{mode:?}: {err}");
+        assert!(
+            err.starts_with("trap: out of memory at ") && err.contains("ulimit.ssp:7:14"),
+            "{mode:?}: {err}"
+        );
+        assert!(r.rss_mb <= 3 << 10, "{mode:?}: peak RSS {} MB", r.rss_mb);
+    }
+}

@@ -65,6 +65,18 @@ impl Run {
 /// `name.ssp` in a directory of its own per `tag` and process) with `env`
 /// added to a clean `SSPUR_*` environment; stdout and stderr go to files.
 pub fn run(tag: &str, name: &str, source: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    run_limited(tag, name, source, args, env, None)
+}
+
+/// [`run`] under `ulimit -v vm_kb` (the address space limit) when given.
+pub fn run_limited(
+    tag: &str,
+    name: &str,
+    source: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    vm_kb: Option<u64>,
+) -> Run {
     let dir = std::env::temp_dir().join(format!("sspur-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join(format!("{name}.ssp"));
@@ -73,7 +85,16 @@ pub fn run(tag: &str, name: &str, source: &str, args: &[&str], env: &[(&str, &st
         dir.join(format!("{name}.out")),
         dir.join(format!("{name}.err")),
     );
-    let mut cmd = Command::new(sspur());
+    let mut cmd = match vm_kb {
+        None => Command::new(sspur()),
+        Some(kb) => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c")
+                .arg(format!("ulimit -v {kb} && exec \"$0\" \"$@\""))
+                .arg(sspur());
+            c
+        }
+    };
     cmd.args(args)
         .arg(&src)
         .stdin(Stdio::null())

@@ -61,9 +61,11 @@ pub struct Options {
     pub site_names: HashMap<(FnId, ExprId, bool), String>,
 }
 
-/// Stack of the program thread: what docs/language.md promises (a million
-/// nested calls) plus slack.
-const PROGRAM_STACK: usize = (1 << 30) + (64 << 20);
+/// Stack of the program thread, largest first: what docs/language.md
+/// promises (a million nested calls) plus slack, then smaller ones where
+/// the system refuses that reservation (under `ulimit -v`); the overflow
+/// trap comes from the guard page, whatever the size.
+const PROGRAM_STACKS: [usize; 3] = [(1 << 30) + (64 << 20), 256 << 20, 64 << 20];
 
 /// Where `emit clif` pretends static data lives, so its output does not
 /// depend on the addresses of one process.
@@ -488,26 +490,54 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
         .unwrap_or(0);
     let (l, c) = program.line_col(main_fn);
     let fallback = format!("{}:{l}:{c}", opts.path);
-    let thread = std::thread::Builder::new()
-        .name("sspur-main".into())
-        .stack_size(PROGRAM_STACK)
-        .spawn(move || {
-            rt::sspur_rt_init();
-            rt::set_site_names(names);
-            overflow::install(ranges, fallback);
-            if let Some(t) = chains {
-                rt::backtrace::install(t);
+    let body = move || {
+        rt::sspur_rt_init();
+        rt::set_site_names(names);
+        overflow::install(ranges, fallback);
+        if let Some(t) = chains {
+            rt::backtrace::install(t);
+        }
+        // SAFETY: `entry` is the finalized code of `main`, which takes no
+        // arguments and returns one word.
+        let f: extern "C" fn() -> i64 = unsafe { std::mem::transmute(entry) };
+        f();
+        rt::sspur_rt_finish();
+    };
+    // A refused spawn drops its closure, so the body waits in a shared slot
+    // that the thread that does start takes it from.
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(body)));
+    let mut thread = None;
+    let mut refused = None;
+    for size in PROGRAM_STACKS {
+        let slot = slot.clone();
+        let spawned = std::thread::Builder::new()
+            .name("sspur-main".into())
+            .stack_size(size)
+            .spawn(move || {
+                let body = slot.lock().ok().and_then(|mut b| b.take());
+                if let Some(body) = body {
+                    body();
+                }
+            });
+        match spawned {
+            Ok(t) => {
+                thread = Some(t);
+                break;
             }
-            // SAFETY: `entry` is the finalized code of `main`, which takes no
-            // arguments and returns one word.
-            let f: extern "C" fn() -> i64 = unsafe { std::mem::transmute(entry) };
-            f();
-            rt::sspur_rt_finish();
-        });
+            Err(err) => refused = Some(err),
+        }
+    }
     let code = match thread.map(|t| t.join()) {
-        Ok(Ok(())) => 0,
-        _ => {
+        Some(Ok(())) => 0,
+        Some(Err(_)) => {
             eprintln!("sspur: the program thread failed");
+            101
+        }
+        None => {
+            eprintln!(
+                "sspur: cannot start the program thread: {}",
+                refused.map(|e| e.to_string()).unwrap_or_default()
+            );
             101
         }
     };

@@ -154,7 +154,7 @@ pub const EXIT_TRAP: i32 = 101;
 
 /// Virtual stack reserved for the interpreter thread, largest first. Only
 /// the pages a program actually recurses through are touched.
-const STACK_SIZES: [usize; 3] = [8 << 30, 1 << 30, 256 << 20];
+const STACK_SIZES: [usize; 4] = [8 << 30, 1 << 30, 256 << 20, 64 << 20];
 
 /// Runs `main` of `program`, writing the program's output to `stdout` and
 /// `stderr`.

@@ -69,11 +69,20 @@ struct Room {
 thread_local! {
     static ROOM: std::cell::Cell<Room> = std::cell::Cell::new(Room {
         native: max_heap().min(isize::MAX as usize) as isize,
-        real: rt::config::default_max_heap().min(isize::MAX as usize) as isize,
+        real: real_room().min(isize::MAX as usize) as isize,
     });
     /// Set by a charge that passed a limit; the evaluator traps at the
     /// expression that made it. Never cleared: the trap ends the run.
     static OVER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Room for this process's own values: the default limit, and under `ulimit
+/// -v` half of the address space left once the interpreter's
+/// stack is mapped (allocator headers, arenas and fragmentation take the
+/// rest), so a refused mapping is the trap, not an abort.
+fn real_room() -> usize {
+    let room = rt::config::default_max_heap();
+    rt::config::address_space_left().map_or(room, |a| room.min(a / 2))
 }
 
 /// Whether an allocation since the start passed a limit.

@@ -198,9 +198,37 @@ pub fn default_max_heap() -> usize {
     *LIMIT.get_or_init(|| {
         let phys = physical_memory().unwrap_or(8 << 30);
         let avail = cgroup_limit().map_or(phys, |c| c.min(phys));
+        let avail = address_space_left().map_or(avail, |a| a.min(avail));
         let margin = (avail / 8).max(512 << 20);
         avail.saturating_sub(margin).max(64 << 20)
     })
+}
+
+/// Under `ulimit -v` (RLIMIT_AS): the address space this process may still
+/// map, the limit less what is mapped now. Without it a program under such
+/// a limit would meet a refused mapping (the interpreter's Rust allocations
+/// abort on one) long before the heap limit.
+pub fn address_space_left() -> Option<usize> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit, a live local of that type.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let limit = usize::try_from(r.rlim_cur).unwrap_or(usize::MAX);
+    Some(limit.saturating_sub(mapped_bytes().unwrap_or(0)))
+}
+
+/// The process's mapped address space (`/proc/self/statm`'s first field).
+fn mapped_bytes() -> Option<usize> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().next()?.parse().ok()?;
+    // SAFETY: sysconf takes a name constant and only returns a value.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    (size > 0).then(|| pages.saturating_mul(size as usize))
 }
 
 fn physical_memory() -> Option<usize> {
