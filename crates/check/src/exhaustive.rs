@@ -4,7 +4,9 @@
 //!
 //! Bool, Option, sum types and tuples have finite constructor sets; Int and
 //! Str literals are an infinite set (only `_` or a binding completes them).
-//! Unreachable arms are allowed (no diagnostic): arms are tried in order.
+//! The same question finds unreachable arms: an arm is reachable when its
+//! pattern is useful after the arms before it (a warning, not an error:
+//! arms are tried in order).
 
 use ir::{Body, Ctor, ExprId, ExprKind, ItemTree, Lit, PatId, PatKind, Ty, TypeDefKind};
 
@@ -50,6 +52,46 @@ pub(crate) fn check_match(items: &ItemTree, body: &Body, m: ExprId) -> Option<St
     let mut s = String::new();
     show(items, &w[0], &ty, &mut s);
     Some(s)
+}
+
+/// The arms no value reaches, each with an earlier arm that alone covers
+/// it when there is one. Nothing when a pattern or type holds an error, and
+/// an arm whose question ran out of budget counts as reachable.
+pub(crate) fn unreachable_arms(
+    items: &ItemTree,
+    body: &Body,
+    m: ExprId,
+) -> Vec<(usize, Option<usize>)> {
+    let ExprKind::Match { scrutinee, arms } = &body[m].kind else {
+        return Vec::new();
+    };
+    let ty = body[*scrutinee].ty.clone();
+    if has_error(&ty) {
+        return Vec::new();
+    }
+    let Some(rows) = arms
+        .iter()
+        .map(|a| lower(body, a.pat).map(|p| vec![p]))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Vec::new();
+    };
+    let tys = std::slice::from_ref(&ty);
+    // Some(true): `row` adds a value to `before`; None: undecided.
+    let adds = |before: &[Vec<P>], row: &[P]| {
+        let mut budget = 100_000u32;
+        let w = useful(items, before, row, tys, &mut budget);
+        (w.is_some() || budget > 0).then_some(w.is_some())
+    };
+    let mut out = Vec::new();
+    for (i, row) in rows.iter().enumerate().skip(1) {
+        if adds(&rows[..i], row) != Some(false) {
+            continue;
+        }
+        let by = (0..i).find(|&j| adds(std::slice::from_ref(&rows[j]), row) == Some(false));
+        out.push((i, by));
+    }
+    out
 }
 
 fn has_error(t: &Ty) -> bool {

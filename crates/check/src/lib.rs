@@ -5,7 +5,10 @@
 //!   parameter types by local unification. It reads only the item tree and
 //!   that function's AST, so a driver can check functions independently.
 //! - [`check_source`]: parse, items and every body at once.
-//! - [`render_diagnostics`]: `path:line:col: error: message` plus a snippet.
+//! - [`render_diagnostics`]: `path:line:col: error: message` plus a snippet;
+//!   [`render_warnings`] the same with `warning:`.
+//! - [`Warning`]: unused locals, `var`s never assigned, unreachable arms
+//!   (`warnings.rs`); found only in programs without errors.
 //!
 //! Decisions the language reference (docs/language.md) records:
 //! - `==`, `!=`, `<`... compare Int, F64, Bool and Str only; lists, tuples,
@@ -20,7 +23,7 @@
 //!   resolved at the end of the body, once a later use decided the type
 //!   (`let f = |s| s.amount` then `xs.sort_by(f)`); if nothing does, the
 //!   error asks for an annotation.
-//! - Unreachable `match` arms are allowed.
+//! - Unreachable `match` arms are allowed (a warning, not an error).
 //! - No follow-on errors: a node that failed gets type `Error`, unknowns
 //!   that meet an error become errors, and nothing is reported about them.
 //! - Bodies are lowered on a thread with a large stack: the parser allows
@@ -37,19 +40,29 @@ mod items;
 mod methods;
 mod render;
 mod suggest;
+mod warnings;
 
 use std::sync::Arc;
 
 use syntax::ast;
 use syntax::Diagnostic;
 
-pub use body::lower_body;
+pub use body::{lower_body, Lowered};
 pub use items::{lower_items, ItemIndex};
-pub use render::render_diagnostics;
+pub use render::{render_diagnostics, render_warnings, Severity};
+pub use warnings::{Binding, LetForm, Warning, WarningKind};
 
 /// Parses and checks a whole program. On success every function has a body
 /// and a source map with absolute spans.
 pub fn check_source(text: &str) -> Result<ir::Program, Vec<Diagnostic>> {
+    check_source_with_warnings(text).0
+}
+
+/// [`check_source`] and the program's warnings, sorted by position (none
+/// when there are errors).
+pub fn check_source_with_warnings(
+    text: &str,
+) -> (Result<ir::Program, Vec<Diagnostic>>, Vec<Warning>) {
     let (file, parse_diags) = syntax::parse(text);
     // All bodies on one large-stack thread (see `lower_body`).
     body::with_big_stack(|| check_file(text, &file, parse_diags))
@@ -59,9 +72,9 @@ fn check_file(
     text: &str,
     file: &ast::SourceFile,
     parse_diags: Vec<Diagnostic>,
-) -> Result<ir::Program, Vec<Diagnostic>> {
+) -> (Result<ir::Program, Vec<Diagnostic>>, Vec<Warning>) {
     if !parse_diags.is_empty() {
-        return Err(sorted(parse_diags));
+        return (Err(sorted(parse_diags)), Vec::new());
     }
     let (items, fn_spans, mut diags) = lower_items(file);
     let mut bodies = Vec::new();
@@ -75,22 +88,26 @@ fn check_file(
         })
         .collect();
     let index = ItemIndex::new(&items);
+    let mut warnings = Vec::new();
     for ((id, _), def) in items.fns.iter().zip(fns) {
-        let (b, m, d) = body::lower_body_here(&items, &index, id, def);
-        bodies.push(Arc::new(b));
-        maps.push(Arc::new(m));
-        diags.extend(d);
+        let l = body::lower_body_here(&items, &index, id, def);
+        bodies.push(Arc::new(l.body));
+        maps.push(Arc::new(l.source_map));
+        diags.extend(l.diagnostics);
+        warnings.extend(l.warnings);
     }
     if !diags.is_empty() {
-        return Err(sorted(diags));
+        return (Err(sorted(diags)), Vec::new());
     }
-    Ok(ir::Program {
+    warnings.sort_by_key(|w| (w.span.start, w.span.end));
+    let program = ir::Program {
         items: Arc::new(items),
         bodies,
         source_maps: maps,
         fn_spans,
         line_starts: Arc::new(ir::line_starts(text)),
-    })
+    };
+    (Ok(program), warnings)
 }
 
 fn sorted(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {

@@ -1,7 +1,8 @@
 //! Rendering diagnostics as plain text with codespan-reporting.
 //!
-//! Each diagnostic starts with `path:line:col: error: message` (1-based,
-//! column in bytes, the same convention as trap positions), followed by
+//! Each diagnostic starts with `path:line:col: error: message` (or
+//! `warning:`; 1-based, column in bytes, the same convention as trap
+//! positions), followed by
 //! codespan's snippet: the source line, a caret under the span, secondary
 //! labels and `= note` lines. Diagnostics are sorted by position.
 //!
@@ -21,8 +22,49 @@ use syntax::{Diagnostic, Span};
 /// Columns of a source line quoted around a caret.
 pub const WIDTH: usize = 120;
 
+/// How a diagnostic is shown: an error stops the program, a warning does
+/// not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    fn word(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
 /// Renders `diags` against the source `text` shown as `path`.
 pub fn render_diagnostics(path: &str, text: &str, diags: &[Diagnostic]) -> String {
+    render(path, text, diags, Severity::Error)
+}
+
+/// Renders warnings like errors, as `severity` (`Severity::Error` when
+/// warnings are made errors, `-W error`: then each says so in a note).
+pub fn render_warnings(
+    path: &str,
+    text: &str,
+    warnings: &[crate::Warning],
+    severity: Severity,
+) -> String {
+    let diags: Vec<Diagnostic> = warnings
+        .iter()
+        .map(|w| match severity {
+            Severity::Warning => w.to_diagnostic(),
+            Severity::Error => w
+                .to_diagnostic()
+                .with_note("a warning, made an error by `-W error`"),
+        })
+        .collect();
+    render(path, text, &diags, severity)
+}
+
+fn render(path: &str, text: &str, diags: &[Diagnostic], severity: Severity) -> String {
     let mut sorted: Vec<&Diagnostic> = diags.iter().collect();
     sorted.sort_by_key(|d| (d.span.start, d.span.end));
     let config = Config {
@@ -34,7 +76,8 @@ pub fn render_diagnostics(path: &str, text: &str, diags: &[Diagnostic]) -> Strin
     for d in sorted {
         let span = clamp(text, d.span);
         let (line, col) = ir::line_col(&starts, span.start);
-        out.push_str(&format!("{path}:{line}:{col}: error: {}\n", d.message));
+        let word = severity.word();
+        out.push_str(&format!("{path}:{line}:{col}: {word}: {}\n", d.message));
         let mut spans = vec![span];
         spans.extend(d.labels.iter().map(|(s, _)| clamp(text, *s)));
         let file = Excerpt::new(path, text, &starts, &spans);
@@ -43,7 +86,11 @@ pub fn render_diagnostics(path: &str, text: &str, diags: &[Diagnostic]) -> Strin
             let s = clamp(text, *s);
             labels.push(Label::secondary((), file.range(s)).with_message(msg));
         }
-        let cs = CsDiagnostic::error()
+        let cs = match severity {
+            Severity::Error => CsDiagnostic::error(),
+            Severity::Warning => CsDiagnostic::warning(),
+        };
+        let cs = cs
             .with_message(d.message.clone())
             .with_labels(labels)
             .with_notes(d.notes.clone());

@@ -12,7 +12,12 @@ use driver::{Database, SourceFile};
 
 /// Sspur: a small typed language whose compiler frees memory statically.
 ///
-/// Exit codes: 0 success, 1 compile error (or unreadable file), 2 bad
+/// Warnings (unused locals, a `var` never assigned, unreachable match
+/// arms) go to stderr as `path:line:col: warning:` and leave the exit code
+/// alone; `-W error` makes them errors, `-W none` hides them.
+///
+/// Exit codes: 0 success, 1 compile error (or unreadable file, or a
+/// warning under `-W error`), 2 bad
 /// usage (an unknown flag, a flag that does nothing in the chosen mode, a
 /// bad SSPUR_* value), 3 a drop-check violation (--check-drops), 101 a
 /// trap in the program.
@@ -25,8 +30,27 @@ use driver::{Database, SourceFile};
 #[derive(Parser)]
 #[command(name = "sspur", version, about, long_about)]
 struct Cli {
+    /// What to do with warnings: `warn` (print them, the default),
+    /// `error` (print them as errors and stop: exit code 1, nothing runs),
+    /// `none` (print nothing).
+    #[arg(
+        short = 'W',
+        long = "warnings",
+        value_enum,
+        global = true,
+        value_name = "WHAT"
+    )]
+    warnings: Option<Warnings>,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+enum Warnings {
+    #[default]
+    Warn,
+    Error,
+    None,
 }
 
 #[derive(Subcommand)]
@@ -119,8 +143,13 @@ fn emit_text(text: &str) {
 }
 
 fn execute(cli: Cli) -> u8 {
+    if cli.warnings.is_some() && matches!(cli.command, Command::Fuzz(_)) {
+        eprintln!("error: `-W` does nothing for `sspur fuzz` (its children run with `-W none`)");
+        return 2;
+    }
+    let w = cli.warnings.unwrap_or_default();
     match cli.command {
-        Command::Check { file } => with_program(&file, |_, _| 0),
+        Command::Check { file } => with_program(&file, w, |_, _| 0),
         Command::Run {
             interp,
             check_drops,
@@ -136,27 +165,28 @@ fn execute(cli: Cli) -> u8 {
                 check_drops,
                 oracle,
                 time,
+                warnings: w,
             },
         ),
-        Command::Explain { file } => with_analysis(&file, |a, path| {
+        Command::Explain { file } => with_analysis(&file, w, |a, path| {
             emit_text(&ownership::explain(a, path));
             0
         }),
         Command::Fuzz(args) => fuzz(args),
         Command::Emit { what, file } => match what {
-            Emit::Ir => with_program(&file, |p, _| {
+            Emit::Ir => with_program(&file, w, |p, _| {
                 emit_text(&ir::pretty::program(p));
                 0
             }),
-            Emit::Drops => with_analysis(&file, |a, _| {
+            Emit::Drops => with_analysis(&file, w, |a, _| {
                 emit_text(&ownership::emit_drops(a));
                 0
             }),
-            Emit::Summaries => with_analysis(&file, |a, _| {
+            Emit::Summaries => with_analysis(&file, w, |a, _| {
                 emit_text(&ownership::emit_summaries(a));
                 0
             }),
-            Emit::Clif => with_runnable(&file, |p, _| {
+            Emit::Clif => with_runnable(&file, w, |p, _| {
                 emit_text(&codegen::emit_clif(p));
                 0
             }),
@@ -188,23 +218,31 @@ fn load(path: &std::path::Path) -> Result<(Database, SourceFile, String), u8> {
 }
 
 /// Runs `f` on the checked program, or prints the diagnostics and returns 1.
-fn with_program(path: &std::path::Path, f: impl FnOnce(&ir::Program, &str) -> u8) -> u8 {
+fn with_program(
+    path: &std::path::Path,
+    w: Warnings,
+    f: impl FnOnce(&ir::Program, &str) -> u8,
+) -> u8 {
     let (db, file, shown) = match load(path) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    match checked(&db, file) {
+    match checked(&db, file, w) {
         Some(p) => f(&p, &shown),
         None => 1,
     }
 }
 
-fn with_analysis(path: &std::path::Path, f: impl FnOnce(&ownership::Analysis, &str) -> u8) -> u8 {
+fn with_analysis(
+    path: &std::path::Path,
+    w: Warnings,
+    f: impl FnOnce(&ownership::Analysis, &str) -> u8,
+) -> u8 {
     let (db, file, shown) = match load(path) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    if checked(&db, file).is_none() {
+    if checked(&db, file, w).is_none() {
         return 1;
     }
     match driver::analysis(&db, file) {
@@ -213,12 +251,16 @@ fn with_analysis(path: &std::path::Path, f: impl FnOnce(&ownership::Analysis, &s
     }
 }
 
-fn with_runnable(path: &std::path::Path, f: impl FnOnce(&ir::Program, &str) -> u8) -> u8 {
+fn with_runnable(
+    path: &std::path::Path,
+    w: Warnings,
+    f: impl FnOnce(&ir::Program, &str) -> u8,
+) -> u8 {
     let (db, file, shown) = match load(path) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    if checked(&db, file).is_none() {
+    if checked(&db, file, w).is_none() {
         return 1;
     }
     match driver::runnable_program(&db, file, gc_mode()) {
@@ -227,12 +269,25 @@ fn with_runnable(path: &std::path::Path, f: impl FnOnce(&ir::Program, &str) -> u
     }
 }
 
-/// The checked program, after printing any diagnostics to stderr.
-fn checked(db: &Database, file: SourceFile) -> Option<Arc<ir::Program>> {
+/// The checked program, after printing any diagnostics to stderr, and
+/// its warnings as `w` says (None when they are errors).
+fn checked(db: &Database, file: SourceFile, w: Warnings) -> Option<Arc<ir::Program>> {
     let diags = driver::diagnostics(db, file);
     if !diags.is_empty() {
         let _ = std::io::stderr().write_all(driver::render(db, file, diags).as_bytes());
         return None;
+    }
+    let warnings = driver::warnings(db, file);
+    if !warnings.is_empty() && w != Warnings::None {
+        let severity = match w {
+            Warnings::Error => driver::Severity::Error,
+            Warnings::Warn | Warnings::None => driver::Severity::Warning,
+        };
+        let text = driver::render_warnings(db, file, warnings, severity);
+        let _ = std::io::stderr().write_all(text.as_bytes());
+        if w == Warnings::Error {
+            return None;
+        }
     }
     driver::program(db, file).clone()
 }
@@ -247,6 +302,7 @@ struct RunFlags {
     check_drops: bool,
     oracle: bool,
     time: bool,
+    warnings: Warnings,
 }
 
 fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
@@ -259,7 +315,7 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
     let t_parse = t.elapsed();
     let m_parse = flags.time.then(stdx::memory).flatten();
     let t = Instant::now();
-    let ok = checked(&db, file).is_some();
+    let ok = checked(&db, file, flags.warnings).is_some();
     let t_check = t.elapsed();
     let m_check = flags.time.then(stdx::memory).flatten();
     if !ok || parse_errors {

@@ -4,7 +4,8 @@
 //! `parse` → `item_tree` (types and signatures, no positions) and
 //! `functions` (one [`FnItem`] per function, its AST stored relative to the
 //! function's start) → `lower_fn` (one body) → `program` (all bodies, with
-//! positions made absolute again) → `analysis` (ownership).
+//! positions made absolute again) → `analysis` (ownership); `warnings`
+//! collects each body's warnings once the file has no errors.
 //!
 //! `lower_fn` reads only its function's relative AST and the item tree, so
 //! editing one function's body leaves every other function's lowered body
@@ -17,6 +18,8 @@ use std::sync::{Arc, Mutex};
 
 use ir::{Body, BodySourceMap, FnId, ItemTree, Program, RawIdx};
 use syntax::{ast, Diagnostic, Span};
+
+pub use check::{Severity, Warning};
 
 /// The source text of one program file.
 #[salsa::input]
@@ -173,6 +176,7 @@ pub struct LoweredFn {
     pub body: Arc<Body>,
     pub source_map: Arc<BodySourceMap>,
     pub diagnostics: Vec<Diagnostic>,
+    pub warnings: Vec<check::Warning>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -182,11 +186,12 @@ pub fn lower_fn<'db>(db: &'db dyn Db, f: FnItem<'db>) -> LoweredFn {
     let tree = item_tree(db, *f.file(db));
     let id = FnId::from_raw(RawIdx::from_u32(f.index(db)));
     let index = item_index(db, *f.file(db));
-    let (body, source_map, diagnostics) = check::lower_body(tree, index, id, def);
+    let lowered = check::lower_body(tree, index, id, def);
     LoweredFn {
-        body: Arc::new(body),
-        source_map: Arc::new(source_map),
-        diagnostics,
+        body: Arc::new(lowered.body),
+        source_map: Arc::new(lowered.source_map),
+        diagnostics: lowered.diagnostics,
+        warnings: lowered.warnings,
     }
 }
 
@@ -208,6 +213,23 @@ pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     diags.dedup();
     diags
+}
+
+/// Every warning of the file, sorted by position; none while the file has
+/// errors (a body that failed to check says nothing reliable about its
+/// uses).
+#[salsa::tracked(returns(ref))]
+pub fn warnings(db: &dyn Db, file: SourceFile) -> Vec<check::Warning> {
+    if !diagnostics(db, file).is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for f in functions(db, file) {
+        let offset = f.offset(db) as i64;
+        out.extend(lower_fn(db, *f).warnings.iter().map(|w| w.shift(offset)));
+    }
+    out.sort_by_key(|w| (w.span.start, w.span.end));
+    out
 }
 
 fn shift_diagnostic(d: &Diagnostic, delta: i64) -> Diagnostic {
@@ -254,6 +276,16 @@ pub fn analysis(db: &dyn Db, file: SourceFile) -> Option<Shared<ownership::Analy
 /// and a caret.
 pub fn render(db: &dyn Db, file: SourceFile, diags: &[Diagnostic]) -> String {
     check::render_diagnostics(file.path(db), file.text(db), diags)
+}
+
+/// Renders warnings like diagnostics, as `severity`.
+pub fn render_warnings(
+    db: &dyn Db,
+    file: SourceFile,
+    warnings: &[check::Warning],
+    severity: check::Severity,
+) -> String {
+    check::render_warnings(file.path(db), file.text(db), warnings, severity)
 }
 
 /// The program to run: without any drop when `gc` (`SSPUR_MEM=gc`: no

@@ -4,6 +4,7 @@
 use super::{Cx, LambdaFrame, Need, PendingKind};
 use crate::infer::T;
 use crate::items::BUILTIN_FNS;
+use crate::warnings::MatchOrigin;
 use ir::{
     BinOp, ExprId, ExprKind, InterpPart, Lit, LocalKind, MatchArm, StmtKind, TypeDefKind, UnOp,
 };
@@ -185,7 +186,7 @@ impl<'a> Cx<'a> {
             } => self.if_expr(pat.as_ref(), cond, then, else_.as_deref(), span, false),
             ast::ExprKind::Match { scrutinee, arms } => {
                 let arms: Vec<Arm> = arms.iter().map(Arm::of).collect();
-                self.match_expr(scrutinee, &arms, span, false, "`match` arms")
+                self.match_expr(scrutinee, &arms, span, false, MatchOrigin::Match)
             }
             ast::ExprKind::Block(b) => self.block(b, false),
             ast::ExprKind::Return(v) => {
@@ -229,7 +230,7 @@ impl<'a> Cx<'a> {
             } => self.if_expr(pat.as_ref(), cond, then, else_.as_deref(), e.span, true),
             ast::ExprKind::Match { scrutinee, arms } => {
                 let arms: Vec<Arm> = arms.iter().map(Arm::of).collect();
-                self.match_expr(scrutinee, &arms, e.span, true, "`match` arms")
+                self.match_expr(scrutinee, &arms, e.span, true, MatchOrigin::Match)
             }
             ast::ExprKind::Block(b) => self.block(b, true),
             _ => self.expr(e),
@@ -280,7 +281,7 @@ impl<'a> Cx<'a> {
                 self.elseless_ifs.push(span);
             }
             let unused = unused || !complete(else_);
-            return self.match_expr(cond, &arms, span, unused, "`if let` and `else`");
+            return self.match_expr(cond, &arms, span, unused, MatchOrigin::IfLet);
         }
         let c = self.expr_expect(cond, &T::Bool, "an `if` condition");
         if !unused && !complete(else_) {
@@ -326,8 +327,12 @@ impl<'a> Cx<'a> {
         arms: &[Arm],
         span: Span,
         unused: bool,
-        what: &str,
+        origin: MatchOrigin,
     ) -> (ExprId, T) {
+        let what = match origin {
+            MatchOrigin::IfLet => "`if let` and `else`",
+            MatchOrigin::Match | MatchOrigin::LetElse => "`match` arms",
+        };
         let (s, st) = self.expr(scrutinee);
         let mut out = Vec::new();
         let mut ty = T::Never;
@@ -371,7 +376,7 @@ impl<'a> Cx<'a> {
             ty.clone(),
             span,
         );
-        self.matches.push((id, scrutinee.span));
+        self.matches.push((id, scrutinee.span, origin));
         (id, ty)
     }
 

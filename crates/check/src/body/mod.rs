@@ -18,6 +18,7 @@ use syntax::{Diagnostic, Span};
 
 use crate::infer::{Mismatch, Table, T};
 use crate::items::{ItemIndex, TypeResolver};
+use crate::warnings::{MatchOrigin, Warning};
 
 mod call;
 mod expr;
@@ -29,16 +30,20 @@ mod stmt;
 /// and a debug build spends several KB of stack per level.
 const STACK_SIZE: usize = 256 << 20;
 
+/// One lowered function body: the IR, its positions, its errors, and its
+/// warnings (found only when there are no errors).
+pub struct Lowered {
+    pub body: Body,
+    pub source_map: BodySourceMap,
+    pub diagnostics: Vec<Diagnostic>,
+    pub warnings: Vec<Warning>,
+}
+
 /// Lowers one function body. Looks only at the item tree and this
 /// function's AST. Runs on a thread with a large stack (reserved, not
 /// committed) so deeply nested expressions cannot overflow the caller's.
 /// `index` is `ItemIndex::new(items)`, built once for all bodies.
-pub fn lower_body(
-    items: &ItemTree,
-    index: &ItemIndex,
-    f: FnId,
-    def: &ast::FnDef,
-) -> (Body, BodySourceMap, Vec<Diagnostic>) {
+pub fn lower_body(items: &ItemTree, index: &ItemIndex, f: FnId, def: &ast::FnDef) -> Lowered {
     with_big_stack(|| lower_body_here(items, index, f, def))
 }
 
@@ -53,7 +58,7 @@ pub(crate) fn lower_body_here(
     index: &ItemIndex,
     f: FnId,
     def: &ast::FnDef,
-) -> (Body, BodySourceMap, Vec<Diagnostic>) {
+) -> Lowered {
     let mut cx = Cx::new(items, index);
     let sig = &items.fns[f];
     cx.ret = T::from_ir(&sig.ret);
@@ -74,8 +79,18 @@ pub(crate) fn lower_body_here(
             .push((r.span, "the return type is declared here".into()));
     }
     cx.body.root = Some(root);
-    cx.finish();
-    (cx.body, cx.map, cx.diags)
+    let origins = cx.finish();
+    let warnings = if cx.diags.is_empty() {
+        crate::warnings::body_warnings(items, &cx.body, &cx.map, &origins)
+    } else {
+        Vec::new()
+    };
+    Lowered {
+        body: cx.body,
+        source_map: cx.map,
+        diagnostics: cx.diags,
+        warnings,
+    }
 }
 
 /// An operator or method constraint checked once types are solved.
@@ -155,7 +170,9 @@ struct Cx<'a> {
     loop_depth: usize,
     ret: T,
     deferred: Vec<Deferred>,
-    matches: Vec<(ExprId, Span)>,
+    /// Every `match` (with its scrutinee's span and the form it stands
+    /// for), checked for exhaustiveness at the end.
+    matches: Vec<(ExprId, Span, MatchOrigin)>,
     pending: Vec<Pending>,
     /// `if`s without `else` whose value is used (it is Unit): a mismatch
     /// at one of these spans says so.
@@ -412,7 +429,9 @@ impl<'a> Cx<'a> {
         });
     }
 
-    fn finish(&mut self) {
+    /// Solves and checks what waited for the whole body; returns the form
+    /// each `match` came from, for the warnings.
+    fn finish(&mut self) -> Vec<(ExprId, MatchOrigin)> {
         self.resolve_pending();
         let mut reported: std::collections::HashSet<u32> = Default::default();
         // Locals first: their messages say which annotation to add.
@@ -492,7 +511,8 @@ impl<'a> Cx<'a> {
                     )));
             }
         }
-        for (m, span) in std::mem::take(&mut self.matches) {
+        let mut origins = Vec::new();
+        for (m, span, origin) in std::mem::take(&mut self.matches) {
             if let Some(missing) = crate::exhaustive::check_match(self.items, &self.body, m) {
                 self.diags.push(
                     Diagnostic::error(
@@ -502,7 +522,9 @@ impl<'a> Cx<'a> {
                     .with_note("add an arm for it, or a `_` arm"),
                 );
             }
+            origins.push((m, origin));
         }
+        origins
     }
 
     /// "cannot infer the type of `m`; add an annotation, e.g. ...".

@@ -3,6 +3,7 @@
 
 use super::{init_hint, Cx};
 use crate::infer::T;
+use crate::warnings::MatchOrigin;
 use ir::{ExprId, ExprKind, LocalKind, MatchArm, PatKind, StmtId, StmtKind};
 use std::collections::HashMap;
 use syntax::ast;
@@ -114,7 +115,7 @@ impl<'a> Cx<'a> {
             arms,
         };
         let id = self.alloc(k, r_ty.clone(), s.span);
-        self.matches.push((id, init.span));
+        self.matches.push((id, init.span, MatchOrigin::LetElse));
         (id, r_ty)
     }
 
