@@ -6,18 +6,7 @@ use std::path::Path;
 #[test]
 fn error_programs() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/errors");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("tests/errors exists")
-        .flatten()
-        .filter_map(|e| {
-            let p = e.path();
-            if p.extension()? != "ssp" {
-                return None;
-            }
-            Some(p.file_stem()?.to_string_lossy().into_owned())
-        })
-        .collect();
-    names.sort();
+    let names = sspur_tests::ssp_stems(&dir);
     assert!(names.len() >= 30, "only {} error programs", names.len());
     for name in names {
         let text = std::fs::read_to_string(dir.join(format!("{name}.ssp"))).expect("readable");

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use sspur_tests::Run;
 
-/// Runs `sspur ARGS` on `source` (written to a temporary file named
-/// `name.ssp`) with `env`.
+/// Runs `sspur -W none ARGS` on `source` (written to a temporary file
+/// named `name.ssp`) with `env`. Without warnings: these programs grow a
+/// `var` nobody reads on purpose, and the cases bound stderr.
 fn run(name: &str, source: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
-    sspur_tests::run("limits", name, source, args, env)
+    let args: Vec<&str> = ["-W", "none"].iter().chain(args).copied().collect();
+    sspur_tests::run("limits", name, source, &args, env)
 }
 
 fn text(b: &[u8]) -> String {

@@ -30,18 +30,7 @@ fn text(b: &[u8]) -> String {
 #[test]
 fn warning_programs() {
     let dir = root().join("tests/warnings");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("tests/warnings exists")
-        .flatten()
-        .filter_map(|e| {
-            let p = e.path();
-            if p.extension()? != "ssp" {
-                return None;
-            }
-            Some(p.file_stem()?.to_string_lossy().into_owned())
-        })
-        .collect();
-    names.sort();
+    let names = sspur_tests::ssp_stems(&dir);
     assert!(names.len() >= 8, "only {} warning programs", names.len());
     for name in names {
         let path = format!("tests/warnings/{name}.ssp");

@@ -10,6 +10,23 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The names (without `.ssp`) of the programs in `dir`, sorted.
+pub fn ssp_stems(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            if p.extension()? != "ssp" {
+                return None;
+            }
+            Some(p.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// The debug `sspur` binary, built once per test process.
 pub fn sspur() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();

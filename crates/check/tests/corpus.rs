@@ -1,5 +1,7 @@
-//! Every program of the shared corpus (tests/programs, examples) checks
-//! without diagnostics, and a few small programs print as expected IR.
+//! Every program of the shared corpus (tests/programs, tests/ownership,
+//! examples, bench) checks without diagnostics and without warnings (the
+//! corpus names what it leaves unused with `_`, and the native tests compare
+//! stderr byte for byte), and a few small programs print as expected IR.
 
 use std::path::Path;
 
@@ -10,6 +12,7 @@ fn corpus() -> Vec<(String, String)> {
         "tests/programs",
         "tests/ownership",
         "examples",
+        "bench",
         "crates/check/tests/good",
     ] {
         let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
@@ -37,8 +40,14 @@ fn corpus_checks() {
     let mut n = 0;
     for (path, text) in corpus() {
         n += 1;
-        if let Err(diags) = check::check_source(&text) {
-            failures.push_str(&check::render_diagnostics(&path, &text, &diags));
+        match check::check_source_with_warnings(&text) {
+            (Err(diags), _) => failures.push_str(&check::render_diagnostics(&path, &text, &diags)),
+            (Ok(_), warnings) => failures.push_str(&check::render_warnings(
+                &path,
+                &text,
+                &warnings,
+                check::Severity::Warning,
+            )),
         }
     }
     assert!(failures.is_empty(), "{n} programs, failures:\n{failures}");
