@@ -174,3 +174,85 @@ fn w_is_bad_usage_for_fuzz_and_checks_its_value() {
     let out = sspur(&["-W", "loud", "check", UNUSED]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
+
+/// Which warning a test program shows, for the coverage check below
+/// (exhaustive: a new kind must be added here, and so get a program).
+fn key(k: &check::WarningKind) -> String {
+    use check::WarningKind;
+    match k {
+        WarningKind::Unused { binding, .. } => format!("unused {binding:?}"),
+        WarningKind::VarNeverAssigned { .. } => "var never assigned".into(),
+        WarningKind::UnreachableArm { covered_by } => {
+            format!(
+                "unreachable arm, one covering arm: {}",
+                covered_by.is_some()
+            )
+        }
+        WarningKind::IrrefutableLet { form } => format!("irrefutable {form:?}"),
+    }
+}
+
+/// Every kind of warning has a program in tests/warnings, and
+/// docs/language.md's "Warnings" section has each message (with the name
+/// it quotes written `x`).
+#[test]
+fn every_warning_is_tested_and_documented() {
+    use check::{Binding, LetForm, WarningKind};
+    let doc = std::fs::read_to_string(root().join("docs/language.md")).expect("readable");
+    let section = doc
+        .split("\n## Warnings\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("docs/language.md has a Warnings section");
+    let mut seen = Vec::new();
+    for name in sspur_tests::ssp_stems(&root().join("tests/warnings")) {
+        let path = root().join(format!("tests/warnings/{name}.ssp"));
+        let source = std::fs::read_to_string(&path).expect("readable");
+        for w in check::check_source_with_warnings(&source).1 {
+            let mut message = w.to_diagnostic().message;
+            if let WarningKind::Unused { name, .. } | WarningKind::VarNeverAssigned { name } =
+                &w.kind
+            {
+                message = message
+                    .replace(&format!("`{name}`"), "`x`")
+                    .replace(&format!("`var {name}`"), "`var x`");
+            }
+            assert!(
+                section.contains(&message),
+                "`{message}` is not in docs/language.md's Warnings"
+            );
+            seen.push(key(&w.kind));
+        }
+    }
+    let bindings = [
+        Binding::Let,
+        Binding::Var,
+        Binding::Param,
+        Binding::LambdaParam,
+        Binding::For,
+        Binding::Pattern,
+    ];
+    let kinds = bindings
+        .into_iter()
+        .map(|binding| WarningKind::Unused {
+            name: String::new(),
+            binding,
+        })
+        .chain([LetForm::IfLet, LetForm::LetElse].map(|form| WarningKind::IrrefutableLet { form }))
+        .chain([
+            WarningKind::VarNeverAssigned {
+                name: String::new(),
+            },
+            WarningKind::UnreachableArm { covered_by: None },
+            WarningKind::UnreachableArm {
+                covered_by: Some(syntax::Span::new(0, 0)),
+            },
+        ]);
+    for k in kinds {
+        assert!(
+            seen.contains(&key(&k)),
+            "no program in tests/warnings shows {}",
+            key(&k)
+        );
+    }
+}
