@@ -211,23 +211,16 @@ pub(crate) fn body_warnings(
         };
         for (i, covered_by) in crate::exhaustive::unreachable_arms(items, body, m) {
             let Some(arm) = arms.get(i) else { continue };
-            let kind = match origin {
-                MatchOrigin::Match => WarningKind::UnreachableArm {
-                    covered_by: covered_by.and_then(|j| arms.get(j)).map(|a| map.pat(a.pat)),
-                },
-                // The added `_` arm is the `else`: the written pattern
-                // (the first arm) always matches.
-                MatchOrigin::IfLet | MatchOrigin::LetElse => WarningKind::IrrefutableLet {
-                    form: if origin == MatchOrigin::IfLet {
-                        LetForm::IfLet
-                    } else {
-                        LetForm::LetElse
-                    },
-                },
-            };
-            let at = match origin {
-                MatchOrigin::Match => arm.pat,
-                MatchOrigin::IfLet | MatchOrigin::LetElse => arms[0].pat,
+            // For `if let` and `let ... else` the unreachable arm is the
+            // added `_` (the `else`): the written pattern always matches.
+            let irrefutable = |form| (WarningKind::IrrefutableLet { form }, arms[0].pat);
+            let (kind, at) = match origin {
+                MatchOrigin::Match => {
+                    let covered_by = covered_by.and_then(|j| arms.get(j)).map(|a| map.pat(a.pat));
+                    (WarningKind::UnreachableArm { covered_by }, arm.pat)
+                }
+                MatchOrigin::IfLet => irrefutable(LetForm::IfLet),
+                MatchOrigin::LetElse => irrefutable(LetForm::LetElse),
             };
             out.push(Warning {
                 kind,
