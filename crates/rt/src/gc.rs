@@ -345,9 +345,9 @@ const WORK_RATIO: usize = 8;
 ///   read once each, however often minor collections come); this grows
 ///   past `SSPUR_GC_YOUNG_MB` only up to a quarter of the old generation
 ///   (the memory a rarer collection costs is bounded by the live set);
-/// - its yield: one that freed less than an eighth of the young bytes was
-///   spent in vain (they were freed at their last use, or live); the
-///   budget doubles after each such one in a row, up to 8x, since a
+/// - its yield: one that neither freed nor promoted an eighth of the
+///   young bytes was spent in vain (they were freed at their last use);
+///   the budget doubles after each such one in a row, up to 8x, since a
 ///   collection that finds no garbage also leaves none to grow the heap;
 ///   one that finds garbage again starts over.
 ///
@@ -375,7 +375,7 @@ fn pace(
     }
     let minor = kind == Kind::Minor;
     let scale = if minor { 1.0 + 3.0 * survival } else { 1.0 };
-    if minor && freed < young_before / 8 {
+    if minor && freed + promoted < young_before / 8 {
         rt.idle_doublings = (rt.idle_doublings + 1).min(MAX_IDLE_DOUBLINGS);
     } else {
         rt.idle_doublings = 0;
