@@ -551,3 +551,19 @@ fn ten_million_cell_chain_frees_deep() {
     }
     assert_none("ten million cells", failures);
 }
+
+/// Lambdas that capture nothing allocate nothing natively: of the 40,000
+/// lambda values tests/programs/static_lambdas.ssp makes in its loop, none
+/// reaches the collector; the one capturing lambda is its only block left.
+#[test]
+fn non_capturing_lambdas_allocate_nothing() {
+    let path = "tests/programs/static_lambdas.ssp";
+    let got = run_native(path, &[], "", &[("SSPUR_GC_STATS", "1")]);
+    let left = stat(&got.stderr, "left for the collector");
+    assert_eq!(
+        left,
+        Some(1),
+        "{path}: left for the collector {left:?}, not the one capturing closure\n{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+}

@@ -231,6 +231,7 @@ fn compile(
         wrappers: Vec::new(),
         lambdas: Vec::new(),
         lambda_count: 0,
+        static_lambdas: Vec::new(),
         types: Default::default(),
         statics: HashMap::new(),
         tags: if want_clif {
@@ -351,6 +352,13 @@ fn compile(
         let mut dd = DataDescription::new();
         dd.define_zeroinit(8);
         let r = sh.module.declare_func_in_data(wid, &mut dd);
+        dd.write_function_addr(0, r);
+        sh.module.define_data(did, &dd).map_err(|e| e.to_string())?;
+    }
+    for (did, fid) in std::mem::take(&mut sh.static_lambdas) {
+        let mut dd = DataDescription::new();
+        dd.define_zeroinit(8);
+        let r = sh.module.declare_func_in_data(fid, &mut dd);
         dd.write_function_addr(0, r);
         sh.module.define_data(did, &dd).map_err(|e| e.to_string())?;
     }

@@ -303,7 +303,7 @@ impl<'p> Interp<'p> {
         } else if let Some(m) = v.cell_meta() {
             self.share_flag(&m.shared, m.heap, Kind::Cell);
         } else if let Value::Closure(c) = v {
-            self.share_flag(&c.shared, true, Kind::Closure);
+            self.share_flag(&c.shared, c.heap, Kind::Closure);
         }
     }
 

@@ -439,6 +439,8 @@ pub(crate) struct Closure {
     pub(crate) fn_id: FnId,
     pub(crate) lambda: ir::ExprId,
     pub(crate) captures: Box<[(LocalId, Value)]>,
+    /// False for a lambda that captures nothing: a static block natively.
+    pub(crate) heap: bool,
     /// The oracle's mark: a second reference to the block was used.
     pub(crate) shared: Cell<bool>,
     _charge: Charge,
@@ -451,23 +453,28 @@ impl Closure {
         lambda: ir::ExprId,
         captures: Box<[(LocalId, Value)]>,
     ) -> Closure {
+        // A lambda that captures nothing is a static block natively.
+        let heap = !captures.is_empty();
         let words = 1 + captures
             .iter()
             .map(|(_, v)| limit::value_words(v))
             .sum::<usize>();
         let charge = Charge::new(
-            limit::words(words),
+            if heap { limit::words(words) } else { 0 },
             limit::real(
                 std::mem::size_of::<Closure>()
                     + 16
                     + captures.len() * std::mem::size_of::<(LocalId, Value)>(),
             ),
         );
-        made(true);
+        if heap {
+            made(true);
+        }
         Closure {
             fn_id,
             lambda,
             captures,
+            heap,
             shared: Cell::new(false),
             _charge: charge,
         }

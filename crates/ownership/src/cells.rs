@@ -81,6 +81,8 @@ pub enum Shared {
     /// A field taken apart (at the offset) before the block it came from
     /// is reused.
     BeforeReuse(u32),
+    /// Handed on (at the offset) as the value of its block or arm.
+    HandedOn(u32),
 }
 
 /// How an owned-deep local ends.
@@ -383,7 +385,15 @@ impl<'a, 'd> Cells<'a, 'd> {
             if u.foreign {
                 return Err(Shared::InClosure(u.at));
             }
-            match self.borrow(u.expr, &u.ctx, 0) {
+            // The value handed out of its block as the block's value is
+            // not a borrow, whatever reads it there (even a `let` whose
+            // name is never used): the block's value is the same cell.
+            let borrowed = if u.moved_out {
+                Err(Shared::HandedOn(u.at))
+            } else {
+                self.borrow(u.expr, &u.ctx, 0)
+            };
+            match borrowed {
                 Ok(derived) => {
                     note(u.index, u.at);
                     for e in derived {
@@ -497,8 +507,14 @@ impl<'a, 'd> Cells<'a, 'd> {
                 return Err(Shared::InClosure(u.at));
             }
             let i = index(u.expr).ok_or(Shared::PartEscapes(u.at))?;
-            // A borrow counts only when all it lends is done in the arm.
-            let borrowed = self.borrow(u.expr, &u.ctx, 0).map(|derived| {
+            // A borrow counts only when all it lends is done in the arm;
+            // the value handed out as the arm's value is never a borrow.
+            let borrowed = if self.flows_out_of(u.expr, arm) {
+                Err(Shared::HandedOn(u.at))
+            } else {
+                self.borrow(u.expr, &u.ctx, 0)
+            };
+            let borrowed = borrowed.map(|derived| {
                 derived
                     .iter()
                     .map(|e| index(*e).map(|j| (j, self.at(*e))))

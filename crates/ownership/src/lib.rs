@@ -477,7 +477,10 @@ pub fn explain(a: &Analysis, path: &str) -> String {
         .filter(|f| !f.allocates && matches!(f.what, SiteKind::Call(..)))
         .count();
     let never = a.fates.len() - n - calls;
-    let mut out = format!("{path}: {n} allocation sites");
+    let mut out = format!(
+        "{path}: {n} allocation site{}",
+        if n == 1 { "" } else { "s" }
+    );
     if calls > 0 {
         out.push_str(&format!(
             ", {calls} call{} of functions returning a list or string",

@@ -521,6 +521,7 @@ impl Cx<'_> {
             S::PartEscapes(at) => format!("shared: a part of it may be kept at {}", self.pos(at)),
             S::Var => "a var".into(),
             S::Cycle => "its decision depends on itself".into(),
+            S::HandedOn(at) => format!("handed on as its block's value at {}", self.pos(at)),
             S::BeforeReuse(at) => format!(
                 "shared: handed on at {} before the block it came from is reused",
                 self.pos(at)

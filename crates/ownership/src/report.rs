@@ -198,6 +198,8 @@ pub enum FateKind {
     },
     /// Returned owned deep: the callers decide.
     CellReturned(FnId),
+    /// A lambda that captures nothing: one static closure, no block.
+    StaticClosure,
     /// Not owned deep: the collector's.
     CellShared(Shared),
     /// Built in the block of `token` (a reuse), then `then`.
@@ -264,6 +266,9 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
         }
         FateKind::NeverBuilt => {
             "never built: the pushes append to a string builder (push then join)".into()
+        }
+        FateKind::StaticClosure => {
+            "never built: it captures nothing, so one static closure serves every evaluation".into()
         }
         FateKind::IteratedInPlace(m) => {
             format!("never built: {} runs over the range in place", m.name())
@@ -446,6 +451,8 @@ pub fn fates(
                 FateKind::PiecesInPlace { source, consumer }
             } else if let Some(c) = d.unbuilt(e) {
                 FateKind::Fused(c.names(d.body))
+            } else if matches!(what, SiteKind::Closure) && !allocates {
+                FateKind::StaticClosure
             } else if allocates {
                 r.fate(e)
             } else {
@@ -550,7 +557,8 @@ impl Reporter<'_> {
             ExprKind::Record { ty, .. } => (SiteKind::Record(*ty), true),
             ExprKind::Tuple(_) => (SiteKind::Tuple, true),
             ExprKind::Ctor { ctor, args } if !args.is_empty() => (SiteKind::Ctor(*ctor), true),
-            ExprKind::Lambda { .. } => (SiteKind::Closure, true),
+            // A lambda that captures nothing is one static block.
+            ExprKind::Lambda { captures, .. } => (SiteKind::Closure, !captures.is_empty()),
             _ => return None,
         })
     }

@@ -8,7 +8,7 @@ use ::ir::{
     BinOp, Builtin, Callee, ExprId, ExprKind, FnId, InterpPart, Lit, Ty, TypeDefKind, UnOp,
 };
 use cranelift_codegen::ir::{condcodes::FloatCC, condcodes::IntCC, types::I64, InstBuilder, Value};
-use cranelift_module::{FuncId, Module};
+use cranelift_module::{DataId, FuncId, Module};
 
 impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     pub fn expr(&mut self, e: ExprId) -> Option<Vals> {
@@ -155,6 +155,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             ExprKind::Lambda { captures, .. } => {
                 let captures = captures.clone();
                 let id = self.declare_lambda(e);
+                if captures.is_empty() {
+                    // Captures nothing: one static block `[code]` serves
+                    // every evaluation, as for a function used as a value.
+                    let n = self.sh.static_lambdas.len();
+                    let did = self.declare_static_closure(&format!("lambda_static{n}"));
+                    self.sh.static_lambdas.push((did, id));
+                    return Some(vec![self.static_address(did)]);
+                }
                 let r = self.fref(id);
                 let code = self.b.ins().func_addr(I64, r);
                 let mut vals = Vec::new();
@@ -258,21 +266,25 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                         &wsig,
                     )
                     .expect("fresh function name");
-                let did = self
-                    .sh
-                    .module
-                    .declare_data(
-                        &format!("fnvalue{n}"),
-                        cranelift_module::Linkage::Local,
-                        false,
-                        false,
-                    )
-                    .expect("fresh data name");
+                let did = self.declare_static_closure(&format!("fnvalue{n}"));
                 self.sh.wrappers.push((f, wid));
                 self.sh.fn_values.insert(f, did);
                 did
             }
         };
+        self.static_address(data)
+    }
+
+    /// A static closure block `[code]` of the module (defined once every
+    /// function is compiled).
+    fn declare_static_closure(&mut self, name: &str) -> DataId {
+        self.sh
+            .module
+            .declare_data(name, cranelift_module::Linkage::Local, false, false)
+            .expect("fresh data name")
+    }
+
+    fn static_address(&mut self, data: DataId) -> Value {
         let gv = self.sh.module.declare_data_in_func(data, self.b.func);
         self.b.ins().symbol_value(I64, gv)
     }

@@ -44,6 +44,9 @@ pub struct Shared<'m> {
     pub wrappers: Vec<(FnId, FuncId)>,
     pub lambdas: Vec<PendingLambda>,
     pub lambda_count: usize,
+    /// Static closures `[code]` of lambdas that capture nothing (no block
+    /// is allocated for them), with their lambda's function.
+    pub static_lambdas: Vec<(DataId, FuncId)>,
     pub types: TypeTable,
     /// Static bytes (literals, locations), interned; they outlive the run.
     pub statics: HashMap<Vec<u8>, u64>,
