@@ -420,11 +420,13 @@ fn carve_setup() -> Vec<usize> {
         .collect();
     for (i, &m) in blocks.iter().enumerate() {
         assert_eq!(m ^ MASK, (blocks[0] ^ MASK) + 48 * i, "one bump page");
+        // SAFETY: a live 48-byte block just allocated, written within it.
         unsafe { std::ptr::write_bytes((m ^ MASK) as *mut u8, 0xEE, 48) };
     }
     static mut HOLDER: usize = 0;
     let holder = alloc(SURVIVORS.len() * 8, 1) as usize;
     for (j, &i) in SURVIVORS.iter().enumerate() {
+        // SAFETY: `holder` has one word per survivor; j < SURVIVORS.len().
         unsafe { *(holder as *mut usize).add(j) = blocks[i] ^ MASK };
     }
     // SAFETY: a static, readable for the rest of the run; one thread.
@@ -452,6 +454,7 @@ fn carve_body() {
     for &want in &expected {
         let p = alloc(48, 1);
         assert_eq!(p as usize, want);
+        // SAFETY: `p` is a live 48-byte block just allocated.
         assert!(unsafe { std::slice::from_raw_parts(p, 48) }
             .iter()
             .all(|&b| b == 0));
@@ -460,6 +463,7 @@ fn carve_body() {
     // The survivors kept their contents.
     for &i in &SURVIVORS {
         let b = blocks[i] ^ MASK;
+        // SAFETY: a survivor, held by the rooted holder, so still live.
         assert!(unsafe { std::slice::from_raw_parts(b as *const u8, 48) }
             .iter()
             .all(|&b| b == 0xEE));

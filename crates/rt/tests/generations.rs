@@ -805,6 +805,7 @@ fn pacing_doubles_the_nursery_after_minor_collections_that_find_nothing() {
 fn alloc_and_free(size: usize, bytes: usize) {
     for _ in 0..bytes / size {
         let p = alloc(size, 0);
+        // SAFETY: `p` was just allocated and nothing else refers to it.
         unsafe { rt::sspur_free(p, 0) };
     }
 }
@@ -856,6 +857,7 @@ fn reread_pacing_body() {
     // collection and remembered at the end of each (a root points at it),
     // so each minor collection reads it again.
     static mut HELD: usize = 0;
+    // SAFETY: a static, readable for the rest of the run; one thread.
     unsafe {
         HELD = alloc(16 * mb, 1) as usize;
         rt::add_root(&raw const HELD);
