@@ -474,8 +474,11 @@ fn traps() {
             "stack overflow at {}:5:4",
         ),
     ];
-    let dir = std::env::temp_dir().join(format!("sspur-native-traps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("sspur-native-traps-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path();
     let mut failures = Vec::new();
     for (i, (src, env, want)) in cases.iter().enumerate() {
         let path = dir.join(format!("t{i}.ssp"));
@@ -497,7 +500,6 @@ fn traps() {
             ));
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

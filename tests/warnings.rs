@@ -145,8 +145,11 @@ fn w_none_silences_warnings() {
 
 #[test]
 fn errors_hide_warnings() {
-    let dir = std::env::temp_dir().join(format!("sspur-warnings-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("sspur-warnings-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path();
     let file = dir.join("bad.ssp");
     std::fs::write(
         &file,
@@ -164,7 +167,6 @@ fn errors_hide_warnings() {
             "-W {w}: a warning beside an error:\n{err}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

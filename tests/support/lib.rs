@@ -94,8 +94,11 @@ pub fn run_limited(
     env: &[(&str, &str)],
     vm_kb: Option<u64>,
 ) -> Run {
-    let dir = std::env::temp_dir().join(format!("sspur-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!("sspur-{tag}-"))
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path();
     let src = dir.join(format!("{name}.ssp"));
     std::fs::write(&src, source).unwrap();
     let (out, err) = (

@@ -7,8 +7,8 @@
 //! the interpreter's code 3 there; here `--check-drops` must pass (0) on a
 //! program whose drops are sound.
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use tempfile::TempDir;
 
 const OK: &str = "fn main() {\n    let xs = [1, 2, 3]\n    print(xs.map(|x| x * 2))\n}\n";
 const TYPE_ERROR: &str = "fn main() {\n    let x: Int = \"no\"\n    print(x)\n}\n";
@@ -16,15 +16,16 @@ const SYNTAX_ERROR: &str = "fn main() {\n    let = 1\n}\n";
 const TRAP: &str = "fn main() {\n    print(1)\n    trap(\"boom\")\n}\n";
 const DROPS: &str = "fn main() {\n    var s = \"\"\n    for i in 0..10 {\n        s := s + \"{i}\"\n    }\n    let words = s.split(\"5\")\n    print(words.len)\n}\n";
 
-/// A directory of its own for this test process's programs.
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sspur-exit-codes-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A directory of its own for one test's programs, removed when dropped.
+fn scratch() -> TempDir {
+    tempfile::Builder::new()
+        .prefix("sspur-exit-codes-")
+        .tempdir()
+        .unwrap()
 }
 
-fn write(name: &str, bytes: &[u8]) -> String {
-    let p = dir().join(name);
+fn write(dir: &TempDir, name: &str, bytes: &[u8]) -> String {
+    let p = dir.path().join(name);
     std::fs::write(&p, bytes).unwrap();
     p.to_string_lossy().into_owned()
 }
@@ -62,7 +63,8 @@ fn stderr(out: &Output) -> String {
 
 #[test]
 fn success_is_0() {
-    let ok = write("ok.ssp", OK.as_bytes());
+    let d = scratch();
+    let ok = write(&d, "ok.ssp", OK.as_bytes());
     let out = assert_exit(&["run", &ok], 0);
     assert_eq!(out.stdout, b"[2, 4, 6]\n");
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
@@ -84,7 +86,8 @@ fn success_is_0() {
 
 #[test]
 fn sound_drops_pass_the_drop_check() {
-    let p = write("drops.ssp", DROPS.as_bytes());
+    let d = scratch();
+    let p = write(&d, "drops.ssp", DROPS.as_bytes());
     let out = assert_exit(&["run", "--interp", "--check-drops", &p], 0);
     assert_eq!(out.stdout, b"2\n");
     let drops =
@@ -97,8 +100,9 @@ fn sound_drops_pass_the_drop_check() {
 
 #[test]
 fn compile_errors_are_1() {
-    let type_error = write("type_error.ssp", TYPE_ERROR.as_bytes());
-    let syntax_error = write("syntax_error.ssp", SYNTAX_ERROR.as_bytes());
+    let d = scratch();
+    let type_error = write(&d, "type_error.ssp", TYPE_ERROR.as_bytes());
+    let syntax_error = write(&d, "syntax_error.ssp", SYNTAX_ERROR.as_bytes());
     for file in [&type_error, &syntax_error] {
         for args in [
             vec!["check", file.as_str()],
@@ -116,21 +120,22 @@ fn compile_errors_are_1() {
             assert!(msg.contains("error"), "{args:?}: {msg}");
         }
     }
-    let missing = dir().join("missing.ssp").to_string_lossy().into_owned();
+    let missing = d.path().join("missing.ssp").to_string_lossy().into_owned();
     let out = assert_exit(&["run", &missing], 1);
     assert!(
         stderr(&out).starts_with("error: cannot read"),
         "{}",
         stderr(&out)
     );
-    let latin1 = write("latin1.ssp", b"fn main() { print(\"\xe9\") }\n");
+    let latin1 = write(&d, "latin1.ssp", b"fn main() { print(\"\xe9\") }\n");
     let out = assert_exit(&["check", &latin1], 1);
     assert!(stderr(&out).contains("not valid UTF-8"), "{}", stderr(&out));
 }
 
 #[test]
 fn traps_are_101() {
-    let p = write("trap.ssp", TRAP.as_bytes());
+    let d = scratch();
+    let p = write(&d, "trap.ssp", TRAP.as_bytes());
     for args in [vec!["run", p.as_str()], vec!["run", "--interp", p.as_str()]] {
         let out = assert_exit(&args, 101);
         assert_eq!(out.stdout, b"1\n", "{args:?}: output before the trap");
@@ -146,7 +151,8 @@ fn traps_are_101() {
 /// backends; a bad value is a usage error.
 #[test]
 fn backtrace_off() {
-    let p = write("trap_off.ssp", TRAP.as_bytes());
+    let d = scratch();
+    let p = write(&d, "trap_off.ssp", TRAP.as_bytes());
     for args in [vec!["run", p.as_str()], vec!["run", "--interp", p.as_str()]] {
         let out = Command::new(env!("CARGO_BIN_EXE_sspur"))
             .args(&args)
@@ -166,7 +172,8 @@ fn backtrace_off() {
 
 #[test]
 fn usage_errors_are_2() {
-    let ok = write("usage.ssp", OK.as_bytes());
+    let d = scratch();
+    let ok = write(&d, "usage.ssp", OK.as_bytes());
     for args in [
         vec![],
         vec!["frobnicate"],

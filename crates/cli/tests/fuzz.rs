@@ -158,8 +158,11 @@ fn planted_bug_is_found_and_minimized() {
         report.minimized
     );
     // The minimized program still shows the planted bug, and only with it.
-    let dir = std::env::temp_dir().join(format!("sspur-fuzz-planted-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("sspur-fuzz-planted-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path();
     let path = dir.join("min.ssp");
     std::fs::write(&path, &report.minimized).unwrap();
     let modes = [fuzz::Mode::Interp];
@@ -169,7 +172,6 @@ fn planted_bug_is_found_and_minimized() {
     clean.hook = None;
     let without = fuzz::runner::examine(&clean, &fuzz::Mode::ALL, &path, &report.minimized);
     assert!(without.is_empty(), "{without:?}");
-    let _ = std::fs::remove_dir_all(&dir);
     eprintln!(
         "planted bug found after {} programs (seed {}), minimized from {original} to {minimized} lines:\n{}\n{}",
         summary.programs, report.seed, report.header(), report.minimized
