@@ -12,16 +12,26 @@
 //! runtime (never native recursion), so a chain of ten million cells frees
 //! in constant native stack. Children are read before their parent is
 //! freed, because a free zeroes a pointer block (or fills it with 0xA5 in
-//! check mode).
+//! check mode). The walk follows drop plans (`plan.rs`: the type table
+//! compiled once into the owning fields' offsets per type and variant, so
+//! nothing is interpreted per block), and leaves (fields holding a static
+//! nullary constructor) are skipped without a page-map lookup. The plain
+//! default mode frees each block straight onto its size class's free list;
+//! the counted and checked modes take every block through the checks and
+//! statistics.
 //!
 //! Check mode quarantines a reuse token like any freed block and builds the
 //! constructor in a fresh block: an unsound reuse then shows up at the
 //! next collection as a reachable freed block.
 
 use crate::config::MemMode;
-use crate::heap::{Page, POINTER};
-use crate::helpers::types::{self, TyDesc};
+use crate::heap::{Heap, Page, POINTER};
+use crate::helpers::types;
 use crate::state::{rt, Rt};
+
+mod plan;
+
+use plan::{Child, Plans, Shape};
 
 /// The kinds of blocks the per-kind statistics count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +88,8 @@ pub struct CellState {
     pub reused_bytes: u64,
     /// Pending values of a deep free: (first word, second word, type).
     work: Vec<(u64, u64, u32)>,
+    /// The deep free's view of the installed type table.
+    plans: Plans,
 }
 
 impl CellState {
@@ -87,6 +99,7 @@ impl CellState {
             reused_blocks: 0,
             reused_bytes: 0,
             work: Vec::new(),
+            plans: Plans::new(),
         }
     }
 }
@@ -132,122 +145,164 @@ fn enter(rt: &mut Rt, ptr: usize, kind: BlockKind, site: u32) -> bool {
 ///
 /// # Safety
 /// `p` must point at a live value with at least `i + 1` words.
+#[inline(always)]
 unsafe fn word(p: u64, i: usize) -> u64 {
     // SAFETY: the caller's contract.
     unsafe { types::word(p as *const u64, i) }
 }
 
-/// Pushes the fields of types `fs` laid out from word `at` of block `p`.
+/// Pushes the owning fields `children` of the live block at `p`, except
+/// those holding a static variant (a leaf).
 ///
 /// # Safety
 /// `p` must be a live block holding those fields.
-unsafe fn push_fields(
-    table: &[TyDesc],
-    work: &mut Vec<(u64, u64, u32)>,
-    p: u64,
-    at: usize,
-    fs: impl Iterator<Item = u32>,
-) {
-    let mut off = at;
-    for f in fs {
-        let d = &table[f as usize];
-        let n = types::words(d);
-        if types::has_pointers(d) {
-            // SAFETY: field `f` occupies `n` words at `off` (the contract).
-            let (a, b) = unsafe { (word(p, off), if n == 2 { word(p, off + 1) } else { 0 }) };
-            work.push((a, b, f));
+#[inline(always)]
+unsafe fn push_children(p: u64, children: &[Child], work: &mut Vec<(u64, u64, u32)>) {
+    for c in children {
+        // SAFETY: field `c` occupies one or two words at `c.off` of `p`.
+        let v = unsafe { field(p, c) };
+        if c.static_tags != 0 {
+            // SAFETY: a sum or option value points at its `[tag, ...]`
+            // words, static or in the heap, which are live.
+            let tag = unsafe { word(v.0, 0) };
+            if tag < 64 && c.static_tags >> tag & 1 != 0 {
+                continue;
+            }
         }
-        off += n;
+        work.push(v);
     }
 }
 
-/// Frees a value of type `ty` and everything it owns, iteratively.
+/// The value of field `c` of the block at `p`, with its type.
 ///
 /// # Safety
-/// `(w0, w1)` is a live value of type `ty` (its one or two words) that owns
-/// every block reachable from it, none of which is used afterwards.
-unsafe fn free_deep(rt: &mut Rt, table: &[TyDesc], w0: u64, w1: u64, ty: u32, site: u32) {
-    let mut work = std::mem::take(&mut rt.cells.work);
-    work.clear();
-    work.push((w0, w1, ty));
+/// `p` must be a live block holding field `c`.
+#[inline(always)]
+unsafe fn field(p: u64, c: &Child) -> (u64, u64, u32) {
+    let off = c.off as usize;
+    // SAFETY: the caller's contract.
+    unsafe { (word(p, off), if c.two { word(p, off + 1) } else { 0 }, c.ty) }
+}
+
+/// Pushes the `len` elements at `p` of a list whose elements are of type
+/// `elem`, `words` words each.
+///
+/// # Safety
+/// `p` must hold `len` live elements of that type.
+#[inline(always)]
+unsafe fn push_elements(work: &mut Vec<(u64, u64, u32)>, p: u64, len: u64, elem: u32, words: u8) {
+    let w = words as usize;
+    for i in 0..len as usize {
+        // SAFETY: element `i < len` has `w` words (the contract).
+        let (x, y) = unsafe { (word(p, i * w), if w == 2 { word(p, i * w + 1) } else { 0 }) };
+        work.push((x, y, elem));
+    }
+}
+
+/// The owning fields of the live value `a` of shape `shape`: its variant's
+/// for a tagged block, its fields for a record or tuple, none otherwise.
+///
+/// # Safety
+/// `a` must be a live value of that shape.
+#[inline(always)]
+unsafe fn children_of(plans: &Plans, shape: Shape, a: u64) -> &[Child] {
+    match shape {
+        // SAFETY: a tagged value points at its `[tag, fields...]` words.
+        Shape::Tagged { first, count } => plans.variant(first, count, unsafe { word(a, 0) }),
+        Shape::Cell { first, len } => plans.cell(first, len),
+        Shape::Nothing | Shape::Str | Shape::List { .. } => &[],
+    }
+}
+
+/// The deep free of the plain default mode: each block's fields are read,
+/// then the block goes straight onto its size class's free list
+/// (`Heap::free`), with no checks or counting to do.
+///
+/// # Safety
+/// As [`sspur_free_deep`]'s.
+unsafe fn free_deep_fast(
+    heap: &mut Heap,
+    plans: &Plans,
+    work: &mut Vec<(u64, u64, u32)>,
+    root: (u64, u64, u32),
+) {
+    work.push(root);
     while let Some((a, b, t)) = work.pop() {
-        let Some(d) = table.get(t as usize) else {
+        let Some(&shape) = plans.shapes.get(t as usize) else {
             continue;
         };
         // SAFETY for every read below: `(a, b)` is a live value of type `t`
-        // owned by the value being freed (the contract, and each pushed
-        // child is a field or element of a block not yet freed); a pointer
-        // is dereferenced only after `enter` found it live in the heap, and
-        // its words are read before the block is freed.
-        match d {
-            TyDesc::Str => {
-                if b > 0 {
-                    free_kind(rt, a as usize, BlockKind::Str, site);
+        // owned by the value being freed (the contract, and each child is a
+        // field or element of a block not yet freed); a value's words are
+        // read before its block is freed. A static value (a literal, a
+        // nullary constructor) is readable and owns nothing.
+        match shape {
+            Shape::Nothing => continue,
+            Shape::Str | Shape::List { .. } if b == 0 => continue,
+            Shape::Str => {}
+            Shape::List {
+                elem,
+                words,
+                owning,
+            } => {
+                if owning {
+                    // SAFETY: see above; a list `(a, b)` has `b` elements at `a`.
+                    unsafe { push_elements(work, a, b, elem, words) };
                 }
             }
-            TyDesc::List(e) => {
-                if b == 0 || !enter(rt, a as usize, BlockKind::List, site) {
-                    continue;
-                }
-                let ed = &table[*e as usize];
-                if types::has_pointers(ed) {
-                    let w = types::words(ed);
-                    for i in 0..b as usize {
-                        // SAFETY: see above; element `i < len` has `w` words.
-                        let (x, y) = unsafe {
-                            (word(a, i * w), if w == 2 { word(a, i * w + 1) } else { 0 })
-                        };
-                        work.push((x, y, *e));
-                    }
-                }
-                free_kind(rt, a as usize, BlockKind::List, site);
-            }
-            TyDesc::Option(e) => {
-                if !enter(rt, a as usize, BlockKind::Cell, site) {
-                    continue;
-                }
-                // SAFETY: see above; a heap option is `Some`: `[1, value]`.
-                if unsafe { word(a, 0) } == 1 {
-                    // SAFETY: see above.
-                    unsafe { push_fields(table, &mut work, a, 1, std::iter::once(*e)) };
-                }
-                free_kind(rt, a as usize, BlockKind::Cell, site);
-            }
-            TyDesc::Tuple(fs) => {
-                if !enter(rt, a as usize, BlockKind::Cell, site) {
-                    continue;
-                }
+            Shape::Cell { .. } | Shape::Tagged { .. } => {
                 // SAFETY: see above.
-                unsafe { push_fields(table, &mut work, a, 0, fs.iter().copied()) };
-                free_kind(rt, a as usize, BlockKind::Cell, site);
+                unsafe { push_children(a, children_of(plans, shape, a), work) };
             }
-            TyDesc::Record { fields, .. } => {
-                if !enter(rt, a as usize, BlockKind::Cell, site) {
-                    continue;
-                }
-                // SAFETY: see above.
-                unsafe { push_fields(table, &mut work, a, 0, fields.iter().map(|f| f.1)) };
-                free_kind(rt, a as usize, BlockKind::Cell, site);
-            }
-            TyDesc::Sum { variants, .. } => {
-                if !enter(rt, a as usize, BlockKind::Cell, site) {
-                    continue;
-                }
-                // SAFETY: see above; the tag selects the fields present.
-                let tag = unsafe { word(a, 0) } as usize;
-                if let Some((_, fs)) = variants.get(tag) {
-                    // SAFETY: see above.
-                    unsafe { push_fields(table, &mut work, a, 1, fs.iter().copied()) };
-                }
-                free_kind(rt, a as usize, BlockKind::Cell, site);
-            }
-            // A closure's captures, a map's entries and a builder are not
-            // described by the table: the analysis never drops them deep.
-            TyDesc::Fn | TyDesc::Map(..) | TyDesc::StrBuilder => {}
-            TyDesc::Int | TyDesc::F64 | TyDesc::Bool | TyDesc::Unit => {}
         }
+        heap.free_fast(a as usize);
     }
-    rt.cells.work = work;
+}
+
+/// The deep free of the other modes: each block is checked (a quarantined
+/// block is a double free in check mode, reported before it is read),
+/// counted and freed through [`free_kind`].
+///
+/// # Safety
+/// As [`sspur_free_deep`]'s.
+unsafe fn free_deep_checked(
+    rt: &mut Rt,
+    plans: &Plans,
+    work: &mut Vec<(u64, u64, u32)>,
+    root: (u64, u64, u32),
+    site: u32,
+) {
+    work.push(root);
+    while let Some((a, b, t)) = work.pop() {
+        let Some(&shape) = plans.shapes.get(t as usize) else {
+            continue;
+        };
+        let kind = match shape {
+            Shape::Nothing => continue,
+            Shape::Str | Shape::List { .. } if b == 0 => continue,
+            Shape::Str => BlockKind::Str,
+            Shape::List { .. } => BlockKind::List,
+            Shape::Cell { .. } | Shape::Tagged { .. } => BlockKind::Cell,
+        };
+        // A string block holds no value, so it is not entered.
+        if kind != BlockKind::Str && !enter(rt, a as usize, kind, site) {
+            continue;
+        }
+        // SAFETY for the reads below: as in `free_deep_fast`, and `enter`
+        // found the block live in the heap before it is read.
+        match shape {
+            Shape::List {
+                elem,
+                words,
+                owning: true,
+            } => unsafe { push_elements(work, a, b, elem, words) },
+            Shape::Cell { .. } | Shape::Tagged { .. } => {
+                unsafe { push_children(a, children_of(plans, shape, a), work) };
+            }
+            _ => {}
+        }
+        free_kind(rt, a as usize, kind, site);
+    }
 }
 
 /// Frees a value of type `ty` (index into the installed type table) and
@@ -265,10 +320,23 @@ pub unsafe extern "C" fn sspur_free_deep(w0: u64, w1: u64, ty: u32, site: u32) {
     if rt.mode == MemMode::Gc {
         return;
     }
-    types::with_table(|table| {
+    let generation = types::generation();
+    if rt.cells.plans.generation != generation {
+        types::with_table(|table| rt.cells.plans.build(table, generation));
+    }
+    let plans = std::mem::take(&mut rt.cells.plans);
+    let mut work = std::mem::take(&mut rt.cells.work);
+    work.clear();
+    let root = (w0, w1, ty);
+    if rt.mode == MemMode::Default && !rt.counting {
         // SAFETY: the caller's contract.
-        unsafe { free_deep(rt, table, w0, w1, ty, site) }
-    });
+        unsafe { free_deep_fast(&mut rt.heap, &plans, &mut work, root) }
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { free_deep_checked(rt, &plans, &mut work, root, site) }
+    }
+    rt.cells.work = work;
+    rt.cells.plans = plans;
 }
 
 /// Frees one block of kind `kind` (0 cell, 1 list, 2 string, 3 closure) at

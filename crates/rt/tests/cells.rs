@@ -46,12 +46,6 @@ fn cons(head: i64, tail: u64) -> u64 {
     p as u64
 }
 
-fn string(text: &str) -> (u64, u64) {
-    let p = alloc(text.len(), 0);
-    unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len()) };
-    (p as u64, text.len() as u64)
-}
-
 fn report_line<'a>(report: &'a str, prefix: &str) -> &'a str {
     report
         .lines()
@@ -89,48 +83,73 @@ fn ten_million_cells_free_deep_without_recursion() {
     });
 }
 
+/// A tuple `(7, R { "a heap name", ["x", "yz"], Some(chain of 3) })` and
+/// a record `R { literal, [], None }`, and every heap block the two own:
+/// (address, requested bytes, pointer kind).
+fn records() -> (u64, u64, Vec<(usize, usize, u32)>) {
+    let mut blocks = Vec::new();
+    fn block(blocks: &mut Vec<(usize, usize, u32)>, size: usize, kind: u32) -> *mut u8 {
+        let p = alloc(size, kind);
+        blocks.push((p as usize, size, kind));
+        p
+    }
+    let mut string = |text: &str| {
+        let p = block(&mut blocks, text.len(), 0);
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len()) };
+        (p as u64, text.len() as u64)
+    };
+    let name = string("a heap name");
+    let (t0, t1) = (string("x"), string("yz"));
+    let tags = block(&mut blocks, 32, 1) as *mut u64;
+    unsafe {
+        *tags = t0.0;
+        *tags.add(1) = t0.1;
+        *tags.add(2) = t1.0;
+        *tags.add(3) = t1.1;
+    }
+    let some = block(&mut blocks, 16, 1) as *mut u64;
+    let l = chain(3);
+    let mut c = l;
+    while c != nil() {
+        blocks.push((c as usize, 24, 1));
+        c = unsafe { *(c as *const u64).add(2) };
+    }
+    unsafe {
+        *some = 1;
+        *some.add(1) = l;
+    }
+    let r = block(&mut blocks, 40, 1) as *mut u64;
+    unsafe {
+        *r = name.0;
+        *r.add(1) = name.1;
+        *r.add(2) = tags as u64;
+        *r.add(3) = 2;
+        *r.add(4) = some as u64;
+    }
+    let t = block(&mut blocks, 16, 1) as *mut u64;
+    unsafe {
+        *t = 7;
+        *t.add(1) = r as u64;
+    }
+    // A static string field (a literal) is not freed.
+    let lit = b"literal";
+    let r2 = block(&mut blocks, 40, 1) as *mut u64;
+    unsafe {
+        *r2 = lit.as_ptr() as u64;
+        *r2.add(1) = lit.len() as u64;
+        *r2.add(4) = TAGS.as_ptr() as u64; // None
+    }
+    (t as u64, r2 as u64, blocks)
+}
+
 #[test]
 fn deep_free_follows_records_options_lists_and_strings() {
     on_fresh_stack(|| {
         let _g = fresh(counting());
         table();
-        let name = string("a heap name");
-        let (t0, t1) = (string("x"), string("yz"));
-        let tags = alloc(32, 1) as *mut u64;
-        unsafe {
-            *tags = t0.0;
-            *tags.add(1) = t0.1;
-            *tags.add(2) = t1.0;
-            *tags.add(3) = t1.1;
-        }
-        let some = alloc(16, 1) as *mut u64;
-        unsafe {
-            *some = 1;
-            *some.add(1) = chain(3);
-        }
-        let r = alloc(40, 1) as *mut u64;
-        unsafe {
-            *r = name.0;
-            *r.add(1) = name.1;
-            *r.add(2) = tags as u64;
-            *r.add(3) = 2;
-            *r.add(4) = some as u64;
-        }
-        let t = alloc(16, 1) as *mut u64;
-        unsafe {
-            *t = 7;
-            *t.add(1) = r as u64;
-        }
-        // A static string field (a literal) is not freed.
-        let lit = b"literal";
-        let r2 = alloc(40, 1) as *mut u64;
-        unsafe {
-            *r2 = lit.as_ptr() as u64;
-            *r2.add(1) = lit.len() as u64;
-            *r2.add(4) = TAGS.as_ptr() as u64; // None
-        }
-        unsafe { rt::sspur_free_deep(t as u64, 0, 6, 0) };
-        unsafe { rt::sspur_free_deep(r2 as u64, 0, 4, 0) };
+        let (t, r2, _) = records();
+        unsafe { rt::sspur_free_deep(t, 0, 6, 0) };
+        unsafe { rt::sspur_free_deep(r2, 0, 4, 0) };
         let s = rt::stats();
         // tuple, record, Some, 3 cons; the second record.
         assert_eq!(s.freed_by_kind, [7, 1, 3, 0]);
@@ -140,6 +159,53 @@ fn deep_free_follows_records_options_lists_and_strings() {
             report_line(&report, "freed at last use by kind:"),
             "freed at last use by kind: cells 7, lists 1, strings 3, closures 0"
         );
+    });
+}
+
+/// The plain default mode (no counting, no checks) takes its own path: the
+/// same blocks must come free, straight onto their classes' free lists.
+#[test]
+fn plain_default_mode_frees_the_same_blocks_into_the_free_lists() {
+    on_fresh_stack(|| {
+        let _g = fresh(Settings::DEFAULT);
+        table();
+        let (t, r2, blocks) = records();
+        unsafe { rt::sspur_free_deep(t, 0, 6, 0) };
+        unsafe { rt::sspur_free_deep(r2, 0, 4, 0) };
+        // Each free list hands back exactly the blocks freed into it.
+        let mut freed: Vec<usize> = blocks.iter().map(|b| b.0).collect();
+        let mut again: Vec<usize> = blocks
+            .iter()
+            .map(|&(_, size, kind)| alloc(size, kind) as usize)
+            .collect();
+        freed.sort_unstable();
+        again.sort_unstable();
+        assert_eq!(freed, again);
+        // A pointer block comes back zeroed.
+        let r = blocks.iter().find(|b| b.1 == 40).map(|b| b.0).unwrap();
+        assert!(unsafe { std::slice::from_raw_parts(r as *const u64, 6) }
+            .iter()
+            .all(|&w| w == 0));
+    });
+}
+
+#[test]
+fn plain_default_mode_frees_ten_million_cells_without_recursion() {
+    on_fresh_stack(|| {
+        let _g = fresh(Settings::DEFAULT);
+        table();
+        let first = cons(-1, nil());
+        let mut l = first;
+        for i in 0..10_000_000 {
+            l = cons(i, l);
+        }
+        unsafe { rt::sspur_free_deep(l, 0, 2, 0) };
+        // The last block freed is the first handed out again.
+        assert_eq!(alloc(24, 1) as u64, first);
+        let before = rt::stats().heap_bytes;
+        let l = chain(10_000_000);
+        unsafe { rt::sspur_free_deep(l, 0, 2, 0) };
+        assert!(rt::stats().heap_bytes <= before + (1 << 20));
     });
 }
 

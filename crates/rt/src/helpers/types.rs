@@ -11,6 +11,7 @@
 //! constructors point to static `[tag]` words; `None` is tag 0, `Some` tag
 //! 1); closures point to `[code, captures...]`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 /// One type of the installed table; children are indices into the table.
@@ -39,9 +40,20 @@ pub enum TyDesc {
 
 static TABLE: RwLock<Vec<TyDesc>> = RwLock::new(Vec::new());
 
+/// Counts installs, so state derived from the table (the deep free's drop
+/// plans) knows when to rebuild without taking the lock on every call.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
 /// Installs the type table compiled code refers to (once per run).
 pub fn install(table: Vec<TyDesc>) {
     *TABLE.write().unwrap_or_else(|e| e.into_inner()) = table;
+    GENERATION.fetch_add(1, Ordering::Release);
+}
+
+/// The number of tables installed so far (0: none).
+#[inline(always)]
+pub(crate) fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
 }
 
 /// Runs `f` with the installed table.
