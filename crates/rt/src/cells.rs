@@ -288,15 +288,19 @@ unsafe fn free_deep_checked(
         if kind != BlockKind::Str && !enter(rt, a as usize, kind, site) {
             continue;
         }
-        // SAFETY for the reads below: as in `free_deep_fast`, and `enter`
-        // found the block live in the heap before it is read.
         match shape {
             Shape::List {
                 elem,
                 words,
                 owning: true,
-            } => unsafe { push_elements(work, a, b, elem, words) },
+            } => {
+                // SAFETY: as in `free_deep_fast`, and `enter` found the
+                // buffer live in the heap before it is read.
+                unsafe { push_elements(work, a, b, elem, words) }
+            }
             Shape::Cell { .. } | Shape::Tagged { .. } => {
+                // SAFETY: as in `free_deep_fast`, and `enter` found the
+                // block live in the heap before it is read.
                 unsafe { push_children(a, children_of(plans, shape, a), work) };
             }
             _ => {}
