@@ -70,13 +70,7 @@ impl Plans {
         self.children.clear();
         for d in table {
             let shape = match d {
-                TyDesc::Int
-                | TyDesc::F64
-                | TyDesc::Bool
-                | TyDesc::Unit
-                | TyDesc::Fn
-                | TyDesc::Map(..)
-                | TyDesc::StrBuilder => Shape::Nothing,
+                _ if !owns_blocks(d) => Shape::Nothing,
                 TyDesc::Str => Shape::Str,
                 TyDesc::List(e) => Shape::List {
                     elem: *e,
@@ -110,6 +104,7 @@ impl Plans {
                         count: variants.len() as u32,
                     }
                 }
+                _ => Shape::Nothing,
             };
             self.shapes.push(shape);
         }
@@ -170,18 +165,26 @@ fn static_tags(d: &TyDesc) -> u64 {
     }
 }
 
-/// Whether a deep free has anything to do for a value of this type.
+/// Whether a deep free has anything to do for a value of this type: not
+/// for scalars, kinds the table does not describe (closures, maps,
+/// builders), or a sum whose variants all lack fields (its values are all
+/// static, like an enum's).
 fn owns_blocks(d: &TyDesc) -> bool {
-    !matches!(
-        d,
+    match d {
         TyDesc::Int
-            | TyDesc::F64
-            | TyDesc::Bool
-            | TyDesc::Unit
-            | TyDesc::Fn
-            | TyDesc::Map(..)
-            | TyDesc::StrBuilder
-    )
+        | TyDesc::F64
+        | TyDesc::Bool
+        | TyDesc::Unit
+        | TyDesc::Fn
+        | TyDesc::Map(..)
+        | TyDesc::StrBuilder => false,
+        TyDesc::Sum { variants, .. } => variants.iter().any(|(_, fs)| !fs.is_empty()),
+        TyDesc::Str
+        | TyDesc::List(_)
+        | TyDesc::Option(_)
+        | TyDesc::Tuple(_)
+        | TyDesc::Record { .. } => true,
+    }
 }
 
 #[cfg(test)]
@@ -190,19 +193,26 @@ mod tests {
 
     #[test]
     fn plans_keep_only_the_owning_fields_at_their_offsets() {
-        // 0 Int, 1 Str, 2 `T = Leaf | Node(Int, T, Str, T)`, 3 Option[T],
-        // 4 (Int, Fn, List[Int]), 5 Fn, 6 List[Int].
+        // 0 Int, 1 Str, 2 `T = Leaf | Node(Int, T, Str, T, C)`, 3 Option[T],
+        // 4 (Int, Fn, List[Int]), 5 Fn, 6 List[Int], 7 `C = Red | Black`.
         let table = vec![
             TyDesc::Int,
             TyDesc::Str,
             TyDesc::Sum {
                 name: "T".into(),
-                variants: vec![("Leaf".into(), vec![]), ("Node".into(), vec![0, 2, 1, 2])],
+                variants: vec![
+                    ("Leaf".into(), vec![]),
+                    ("Node".into(), vec![0, 2, 1, 2, 7]),
+                ],
             },
             TyDesc::Option(2),
             TyDesc::Tuple(vec![0, 5, 6]),
             TyDesc::Fn,
             TyDesc::List(0),
+            TyDesc::Sum {
+                name: "C".into(),
+                variants: vec![("Red".into(), vec![]), ("Black".into(), vec![])],
+            },
         ];
         let mut p = Plans::new();
         p.build(&table, 7);
@@ -252,6 +262,7 @@ mod tests {
             }]
         );
         assert_eq!(p.shapes[5], Shape::Nothing);
+        assert_eq!(p.shapes[7], Shape::Nothing, "an enum's values are static");
         assert_eq!(
             p.shapes[6],
             Shape::List {
