@@ -569,3 +569,42 @@ fn non_capturing_lambdas_allocate_nothing() {
         String::from_utf8_lossy(&got.stderr)
     );
 }
+
+/// `SSPUR_GC_STATS=log` prints one line per collection as it ends, as
+/// many as the exit report counts, and the report says what they read.
+#[test]
+fn gc_stats_log_prints_a_line_per_collection() {
+    let got = run_native(
+        "bench/cfold.ssp",
+        &["14".to_string()],
+        "",
+        &[("SSPUR_GC_STATS", "log"), ("SSPUR_GC_YOUNG_MB", "1")],
+    );
+    let stderr = String::from_utf8_lossy(&got.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("sspur gc: "))
+        .collect();
+    let collections = stat(&got.stderr, "collections").expect("an exit report");
+    assert!(collections >= 2, "{stderr}");
+    assert_eq!(lines.len() as u64, collections, "{stderr}");
+    for (n, line) in lines.iter().enumerate() {
+        let kind = if line.starts_with("sspur gc: minor ") {
+            "minor"
+        } else {
+            "major"
+        };
+        let head = format!("sspur gc: {kind} {}: young ", n + 1);
+        assert!(line.starts_with(&head), "{line}");
+        assert!(
+            line.contains(", read stack ") && line.ends_with(" ms"),
+            "{line}"
+        );
+    }
+    let reads = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("collector reads: stack "))
+        .expect("a collector reads line");
+    let stack: u64 = reads.split(' ').next().unwrap().parse().unwrap();
+    assert!(stack > 0, "{reads}");
+}

@@ -21,6 +21,8 @@ pub enum StatsMode {
     Summary,
     /// `=sites`: the summary plus the sites whose blocks the collector got.
     Sites,
+    /// `=log`: the summary plus one line per collection on stderr as it ends.
+    Log,
 }
 
 /// All runtime settings; [`Settings::DEFAULT`] is what an empty environment gives.
@@ -101,7 +103,8 @@ impl Settings {
                 "0" | "" => StatsMode::Off,
                 "1" => StatsMode::Summary,
                 "sites" => StatsMode::Sites,
-                _ => return Err(bad("SSPUR_GC_STATS", &v, "expected `1` or `sites`")),
+                "log" => StatsMode::Log,
+                _ => return Err(bad("SSPUR_GC_STATS", &v, "expected `1`, `sites` or `log`")),
             };
         }
         if let Some(v) = get("SSPUR_GC_MIN_MB") {
@@ -299,6 +302,9 @@ mod tests {
                 s.gc_stats == StatsMode::Summary && s.counting()
             }),
             (&[("SSPUR_GC_STATS", "sites")], |s| s.track_sites()),
+            (&[("SSPUR_GC_STATS", "log")], |s| {
+                s.gc_stats == StatsMode::Log && s.counting() && !s.track_sites()
+            }),
             (&[("SSPUR_GC_MIN_MB", "8")], |s| s.gc_min_bytes == 8 << 20),
             (&[("SSPUR_GC_FACTOR", "2.5")], |s| s.gc_factor == 2.5),
             (&[("SSPUR_GC_YOUNG_MB", "2")], |s| {

@@ -20,15 +20,31 @@
 //!   stores a pointer into a block it reached through the heap rather than
 //!   holding it across the last collection point (map put and its table
 //!   growth, list push or concat in place, builder growth, in-place reuse);
-//! - each collection remembers every pointer block a root points at when it
-//!   ends: code that holds a block across a collection (a `map` loop filling
-//!   its output list, a helper filling a list of fresh tuples, a builder
-//!   held by compiled code) may write young pointers into it afterwards, and
-//!   it can reach such a block only through a root.
+//! - each collection remembers the pointer blocks a root points at when it
+//!   ends that were young when it started or were in the remembered set:
+//!   code that holds a block across a collection (a `map` loop filling its
+//!   output list, a helper filling a list of fresh tuples, a builder held by
+//!   compiled code) may write young pointers into it afterwards, and it can
+//!   reach such a block only through a root.
 //!
 //! So no store that compiled code makes needs a barrier of its own: it
 //! writes only into blocks it allocated and holds (remembered at every
 //! collection they live through) or through the runtime's barriered paths.
+//!
+//! Why held blocks that were already old and not remembered are left out
+//! (a deep recursion holds thousands of old tree nodes in its frames, and
+//! remembering them all made every minor collection read them again): code
+//! that stores into a block without the barrier allocated it and has held it
+//! ever since. At the first collection it lives through, the block is young
+//! and held, so it is remembered; at each later one it is held and in the
+//! remembered set, so it stays there. A block that was old and not
+//! remembered when a collection started was not held by such code at the
+//! previous one, so nothing stores a young pointer into it without the
+//! barrier. For the same reason a minor collection need not scan the old
+//! blocks the roots hold beyond the remembered set: any that can point at a
+//! young block is in it. A major collection clears the marks before it
+//! scans the roots, so it counts a held block as young when its page is on
+//! the young list (a superset).
 
 use std::time::{Duration, Instant};
 
@@ -178,12 +194,15 @@ struct Marker {
     stack: Vec<(usize, usize)>,
     /// Check mode: quarantined blocks reached from the heap or a root.
     found: Vec<usize>,
-    /// Pointer blocks a root points at (remembered when the collection ends).
+    /// Pointer blocks a root points at that were young or remembered
+    /// (remembered when the collection ends; see `note_held`).
     held: Vec<(usize, usize)>,
     /// Bytes of young blocks marked (promoted) by a minor collection.
     promoted: usize,
     /// Bytes of remembered blocks a minor collection scanned.
     remembered_bytes: usize,
+    /// Bytes of marked pointer blocks scanned.
+    scanned_bytes: usize,
     minor: bool,
     /// Check mode (quarantined blocks are marked and reported).
     check: bool,
@@ -209,6 +228,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         held: Vec::new(),
         promoted: 0,
         remembered_bytes: 0,
+        scanned_bytes: 0,
         minor,
         check: rt.mode == MemMode::Check,
     };
@@ -243,15 +263,9 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         }
     }
     if minor {
-        // The remembered set, and the old blocks the roots point at (which
-        // the marking above does not enter): their young children live.
-        for &(id, i) in &m.held {
-            let page = &mut rt.heap.pages[id];
-            if !Page::bit(&page.remembered, i) {
-                Page::set(&mut page.remembered, i);
-                rt.remembered.push(page.block_addr(i));
-            }
-        }
+        // The remembered set: the only old blocks that may point at young
+        // ones (see the module comment; the marking above does not enter an
+        // old block the roots hold).
         for r in 0..rt.remembered.len() {
             scan_remembered(rt, rt.remembered[r], &mut m);
         }
@@ -283,10 +297,14 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         }
     }
     // What every minor collection reads again, however few blocks are young.
-    let reread = (rt.stack_base - sp) + m.remembered_bytes;
+    let stack_bytes = rt.stack_base - sp;
+    let reread = stack_bytes + m.remembered_bytes;
     pace(rt, kind, young_before, freed, m.promoted, reread);
     let pause = start.elapsed();
     let cpu = thread_cpu_time().saturating_sub(cpu_start);
+    if rt.settings.gc_stats == crate::config::StatsMode::Log {
+        log_collection(rt, kind, young_before, freed, &m, stack_bytes, pause, cpu);
+    }
     let g = &mut rt.gc;
     match kind {
         Kind::Minor => {
@@ -301,11 +319,47 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     g.cpu_total += cpu;
     g.cpu_longest = g.cpu_longest.max(cpu);
     g.promoted_bytes += m.promoted as u64;
+    g.stack_bytes += stack_bytes as u64;
+    g.remembered_bytes += m.remembered_bytes as u64;
+    g.scanned_bytes += m.scanned_bytes as u64;
     g.freed_bytes += freed as u64;
     g.total_pause += pause;
     g.longest_pause = g.longest_pause.max(pause);
     rt.collections += 1;
     rt.in_gc = false;
+}
+
+/// `SSPUR_GC_STATS=log`: one line per collection, on stderr as it ends.
+#[allow(clippy::too_many_arguments)]
+fn log_collection(
+    rt: &Rt,
+    kind: Kind,
+    young_before: usize,
+    freed: usize,
+    m: &Marker,
+    stack_bytes: usize,
+    pause: Duration,
+    cpu: Duration,
+) {
+    let line = format!(
+        "sspur gc: {} {}: young {} B, promoted {} B, freed {} B, read stack {} B, remembered {} B, marked {} B; old {} B, next young budget {} B; pause {:.3} ms, cpu {:.3} ms\n",
+        match kind {
+            Kind::Minor => "minor",
+            Kind::Major => "major",
+        },
+        rt.collections + 1,
+        young_before,
+        m.promoted,
+        freed,
+        stack_bytes,
+        m.remembered_bytes,
+        m.scanned_bytes,
+        rt.heap.old_bytes,
+        rt.heap.young_budget,
+        pause.as_secs_f64() * 1e3,
+        cpu.as_secs_f64() * 1e3,
+    );
+    crate::out::write_stderr_raw(line.as_bytes());
 }
 
 /// The calling thread's CPU time so far.
@@ -440,8 +494,23 @@ fn old_bitmaps(rt: &Rt) -> Vec<Option<Box<[u64; 64]>>> {
         .collect()
 }
 
+/// Records a pointer block a root points at, to be remembered when the
+/// collection ends, if code holding it may store into it without the
+/// barrier: it is young (unmarked in a minor collection, before
+/// `mark_block`; on a young page in a major one, whose marks are cleared)
+/// or already remembered. Called before the block is marked.
+#[inline]
 fn note_held(rt: &Rt, id: usize, i: usize, m: &mut Marker) {
-    if rt.heap.pages[id].kind as usize == POINTER {
+    let page = &rt.heap.pages[id];
+    if page.kind as usize != POINTER {
+        return;
+    }
+    let young = if m.minor {
+        !Page::bit(&page.mark, i)
+    } else {
+        page.young
+    };
+    if young || Page::bit(&page.remembered, i) {
         m.held.push((id, i));
     }
 }
@@ -462,9 +531,19 @@ fn mark_root_word(rt: &mut Rt, w: usize, m: &mut Marker) {
         let id = id as usize - 1;
         let page = &rt.heap.pages[id];
         let i = page.index_of(w);
-        if Page::bit(&page.mark, i) && w != page.block_addr(i) {
-            note_held(rt, id, i, m);
-            return;
+        if Page::bit(&page.mark, i) {
+            if w != page.block_addr(i) {
+                note_held(rt, id, i, m);
+                return;
+            }
+            // At a block's start: also the end of the block before it,
+            // marked too (so allocated) in the common case of a run of
+            // old blocks.
+            if i > 0 && Page::bit(&page.mark, i - 1) {
+                note_held(rt, id, i, m);
+                note_held(rt, id, i - 1, m);
+                return;
+            }
         }
     }
     // Dead stack words may point at quarantined blocks: not reported.
@@ -543,6 +622,7 @@ fn mark_block(rt: &mut Rt, id: usize, i: usize, m: &mut Marker, report: bool) {
 /// Scans the pointer blocks on the mark stack until it is empty.
 fn drain(rt: &mut Rt, m: &mut Marker) {
     while let Some((b, len)) = m.stack.pop() {
+        m.scanned_bytes += len;
         scan(rt, b, len, m);
     }
 }

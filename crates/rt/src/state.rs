@@ -52,6 +52,11 @@ pub struct GcCounts {
     pub cpu_longest: std::time::Duration,
     /// The largest live set a major collection found (old bytes after it).
     pub max_live_bytes: u64,
+    /// Bytes the collections read: native stack words scanned, remembered
+    /// blocks scanned again, and marked pointer blocks scanned.
+    pub stack_bytes: u64,
+    pub remembered_bytes: u64,
+    pub scanned_bytes: u64,
 }
 
 /// Per-site totals, kept when sites are tracked.
@@ -176,6 +181,9 @@ impl Rt {
                 cpu_total: std::time::Duration::ZERO,
                 cpu_longest: std::time::Duration::ZERO,
                 max_live_bytes: 0,
+                stack_bytes: 0,
+                remembered_bytes: 0,
+                scanned_bytes: 0,
             },
             site_names: Vec::new(),
             sites: Vec::new(),

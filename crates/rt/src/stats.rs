@@ -15,6 +15,7 @@
 //! reused in place: N blocks, B bytes
 //! pause detail: longest minor X ms, longest major Y ms, cpu total X ms, cpu longest Y ms
 //! largest live set: B bytes
+//! collector reads: stack B bytes, remembered B bytes, marked B bytes
 //! ```
 
 use std::fmt::Write;
@@ -151,6 +152,11 @@ pub fn exit_report(rt: &Rt) -> String {
             ms(g.cpu_longest)
         );
         let _ = writeln!(out, "largest live set: {} bytes", g.max_live_bytes);
+        let _ = writeln!(
+            out,
+            "collector reads: stack {} bytes, remembered {} bytes, marked {} bytes",
+            g.stack_bytes, g.remembered_bytes, g.scanned_bytes
+        );
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;
             let _ = writeln!(
