@@ -4,7 +4,8 @@
 //! printer (`[fused: ...]`) all read the same [`Plan`] of a body.
 //!
 //! A chain is a source (a range literal, a piece source such as
-//! `s.words`, or any other list expression), then stages (`map`, `filter`,
+//! `s.words`, or any other list expression, evaluated once before the
+//! loop), then stages (`map`, `filter`,
 //! `enumerate`, `zip`, `take`, `drop`), then a consumer (`fold`, `sum`,
 //! `len`, `is_empty`, `any`, `all`, `find`, `contains`, `min`, `max`,
 //! `join`, `counts`, or a `for`). A range or piece source read directly by
@@ -37,7 +38,7 @@ pub enum SourceKind {
 }
 
 /// What takes the chain's elements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Consumer {
     /// A method call (its expression).
     Method(ExprId),
@@ -76,9 +77,6 @@ pub enum Refusal {
     /// that breaks or returns) stops the loop, but unfused `effect`'s
     /// lambda runs over every element before it.
     EffectBeforeCut { effect: Point, cut: ExprId },
-    /// The source list is made by the chain's own expression: its
-    /// temporary would be freed after the first stage, not the consumer.
-    SourceMadeHere { source: ExprId },
     /// An argument (of `stage`) makes a list or string that would be a
     /// temporary of its own.
     ArgMadeHere { stage: ExprId, arg: ExprId },
@@ -373,7 +371,7 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
     if cm.is_none() && stages.is_empty() && kind == SourceKind::Range {
         return None;
     }
-    let verdict = match judge(body, effects, consumer, &stages, at, kind) {
+    let verdict = match judge(body, effects, consumer, &stages) {
         Some(r) => Verdict::Refused(r),
         None => Verdict::Fused,
     };
@@ -402,17 +400,7 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
 }
 
 /// Why the chain must not be fused, if it must not.
-fn judge(
-    body: &Body,
-    effects: &Effects,
-    consumer: Consumer,
-    stages: &[ExprId],
-    source: ExprId,
-    kind: SourceKind,
-) -> Option<Refusal> {
-    if kind == SourceKind::List && !arg_is_plain(body, source) {
-        return Some(Refusal::SourceMadeHere { source });
-    }
+fn judge(body: &Body, effects: &Effects, consumer: Consumer, stages: &[ExprId]) -> Option<Refusal> {
     // The parts in unfused order, and where the loop may stop.
     let mut points: Vec<Point> = Vec::new();
     let mut lambdas_before: Vec<Point> = Vec::new();

@@ -404,7 +404,17 @@ fn plan(d: &Decider, items: &ir::ItemTree) -> (rewrite::Plan, Vec<DropReason>) {
             Own::No(..) => {}
         }
     }
-    // Temporaries: fresh values consumed by a read and never named.
+    // Temporaries: fresh values consumed by a read and never named. The
+    // fresh source list of a fused chain is read by the whole chain: it is
+    // freed after the consumer, shallow (an element may reach the
+    // consumer's result).
+    let fused_sources: HashMap<ExprId, ir::fusion::Consumer> = d
+        .fusion
+        .chains
+        .iter()
+        .filter(|c| c.fused() && c.kind == ir::fusion::SourceKind::List)
+        .map(|c| (c.source, c.consumer))
+        .collect();
     let mut exprs: Vec<ExprId> = d.facts.exprs.iter().map(|(e, _)| e).collect();
     exprs.sort_by_key(|e| e.into_raw().into_u32());
     for e in exprs {
@@ -416,6 +426,24 @@ fn plan(d: &Decider, items: &ir::ItemTree) -> (rewrite::Plan, Vec<DropReason>) {
             matches!(body[e].kind, ExprKind::Range { .. }) && f.ctx == Ctx::Read(Reader::For);
         let in_place = d.unbuilt(e).is_some();
         if for_range || in_place || matches!(body[e].kind, ExprKind::Local(_)) {
+            continue;
+        }
+        // Read by its first stage, or viewed by it (take, drop): either way
+        // that stage is never built, so nothing but the chain reads it.
+        if let Some(&consumer) = fused_sources.get(&e) {
+            let read = matches!(
+                f.ctx,
+                Ctx::Read(_) | Ctx::Escape(reason::Escape::ViewedBy(_))
+            );
+            let diverges = f.parent.is_some_and(|p| body[p].ty == ir::Ty::Never);
+            if read && !diverges && d.fresh(e).allocs() {
+                plan.temps.insert(e, why.len() as u32);
+                why.push(DropReason::Temp {
+                    reader: Reader::Pipeline,
+                    deep: false,
+                });
+                plan.fused_sources.insert(consumer, e);
+            }
             continue;
         }
         match &f.ctx {

@@ -35,6 +35,9 @@ pub enum Reader {
     Put,
     /// A string builder's append.
     Builder,
+    /// A fused pipeline reading its source list (freed after the
+    /// pipeline's consumer, as no stage builds a list of its own).
+    Pipeline,
 }
 
 pub use ir::methods::{Keep, SharedResult};
@@ -240,6 +243,7 @@ impl Cx<'_> {
             Reader::Loop => "a loop".into(),
             Reader::Put => "put".into(),
             Reader::Builder => "a string builder".into(),
+            Reader::Pipeline => "the fused pipeline".into(),
         }
     }
 

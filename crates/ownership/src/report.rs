@@ -2,6 +2,7 @@
 //! (what `sspur explain` prints). Sites and fates are data; `render_*`
 //! turns them into text.
 
+use ir::fusion::Consumer;
 use ir::{BinOp, Builtin, Callee, Ctor, ExprId, ExprKind, FnId, LocalId, Method, Ty, TypeId};
 
 use crate::cells::{CellEnd, Cells, Shared};
@@ -672,6 +673,12 @@ impl Reporter<'_> {
         (stored && self.d.body[p].ty.is_cell() && self.cells.owned_deep(p).is_ok()).then_some(p)
     }
 
+    /// The consumer of the fused chain whose temporary source is `e`.
+    fn fused_consumer_of(&self, e: ExprId) -> Option<Consumer> {
+        let mut found = self.plan.fused_sources.iter().filter(|(_, s)| **s == e);
+        found.next().map(|(c, _)| *c)
+    }
+
     /// What happens to the value of `e` (a fresh or growing expression).
     fn value_fate(&self, e: ExprId, depth: u32) -> FateKind {
         if depth > 32 {
@@ -703,6 +710,15 @@ impl Reporter<'_> {
         }
         if let Fresh::No(why) = d.fresh(top) {
             return FateKind::EndsUpIn(why);
+        }
+        if let Some(consumer) = self.fused_consumer_of(top) {
+            return FateKind::FreedAfterRead {
+                reader: Reader::Pipeline,
+                at: match consumer {
+                    Consumer::Method(c) => d.sm.expr(c).start,
+                    Consumer::For(s, _) => d.sm.stmt(s).start,
+                },
+            };
         }
         match &facts.ctx {
             Ctx::Read(reader) => {
@@ -955,10 +971,6 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
                 point(effect),
                 name(*cut),
                 pos(*cut)
-            ),
-            Refusal::SourceMadeHere { source } => format!(
-                "not fused: the source list at {} is made here (a temporary freed after its first reader)",
-                pos(*source)
             ),
             Refusal::ArgMadeHere { stage, arg } => format!(
                 "not fused: {}'s argument at {} makes a list or string of its own",

@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use ir::fusion::Consumer;
 use ir::visit::{children, children_mut};
 use ir::{
     Body, BodySourceMap, ExprId, ExprKind, LocalId, LocalKind, OldValue, Pat, PatId, PatKind, Span,
@@ -36,6 +37,9 @@ pub struct Plan {
     /// Per (destructive match, arm): fields it moved out that are dropped
     /// deep once the arm's value is made.
     pub arm_ends: HashMap<(ExprId, usize), Vec<(LocalId, u32)>>,
+    /// Fused chains whose source is a temporary (in `temps`): bound before
+    /// the chain and dropped after its consumer, so the chain reads a name.
+    pub fused_sources: HashMap<Consumer, ExprId>,
 }
 
 /// What a destructive match's arm frees at its start: drops of the token
@@ -148,6 +152,39 @@ impl Rw<'_> {
             self.body.exprs[e].kind = ExprKind::BuilderFinish { builder: b };
             return e;
         }
+        if let Some(&src) = self.plan.fused_sources.get(&Consumer::Method(e)) {
+            let (bind, drop) = self.fused_source(e, src);
+            let e2 = self.expr_parts(e);
+            return self.wrap(e2, vec![bind], vec![drop]);
+        }
+        self.expr_parts(e)
+    }
+
+    /// `let t = source` for the temporary source of the fused chain `top`
+    /// (its outermost stage or consumer) and the drop of `t`; the chain's
+    /// first stage then reads `t`.
+    fn fused_source(&mut self, top: ExprId, src: ExprId) -> (StmtId, StmtId) {
+        let mut first = top;
+        while let ExprKind::Method { receiver, .. } = self.body[first].kind {
+            if receiver == src {
+                break;
+            }
+            first = receiver;
+        }
+        let reason = self.plan.temps[&src];
+        let span = self.span(src);
+        let value = self.expr(src);
+        let (bind, t) = self.bind(value, "tmp");
+        let read = self.local_expr(t, span);
+        if let ExprKind::Method { receiver, .. } = &mut self.body.exprs[first].kind {
+            *receiver = read;
+        }
+        let drop = self.temp_drop(src, t, reason, span);
+        (bind, drop)
+    }
+
+    /// [`Rw::expr`] of an expression that is neither a block nor a join.
+    fn expr_parts(&mut self, e: ExprId) -> ExprId {
         let mut kind = self.body[e].kind.clone();
         let orig = children(&kind);
         // Asked of the original children: once rewritten, an assignment
@@ -499,6 +536,12 @@ impl Rw<'_> {
                 out.push(s);
             }
             StmtKind::For { pat, iter, body } => {
+                let fused = self
+                    .plan
+                    .fused_sources
+                    .get(&Consumer::For(s, body))
+                    .copied();
+                let source = fused.map(|src| self.fused_source(iter, src));
                 let iter2 = self.expr(iter);
                 let body2 = self.expr(body);
                 if let Some(reason) = self.is_temp(iter) {
@@ -519,7 +562,10 @@ impl Rw<'_> {
                     iter: iter2,
                     body: body2,
                 };
+                let (bind, drop) = source.unzip();
+                out.extend(bind);
                 out.push(s);
+                out.extend(drop);
             }
             StmtKind::While { cond, body } => {
                 let cond2 = self.expr(cond);
