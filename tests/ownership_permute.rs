@@ -94,7 +94,8 @@ fn stable(cx: &ownership::reason::Cx, r: DropReason) -> String {
         | DropReason::TokenFreed(_)
         | DropReason::DeadValue(_)
         | DropReason::DeadField(_)
-        | DropReason::Reused { .. } => format!("{r:?}"),
+        | DropReason::Reused { .. }
+        | DropReason::SetInPlace(_) => format!("{r:?}"),
     }
 }
 

@@ -223,6 +223,7 @@ rt_fns! {
     sspur_read_file = text::sspur_read_file, 5, Pair;
     sspur_read_stdin = text::sspur_read_stdin, 3, Pair;
     sspur_list_copy = list::sspur_list_copy, 5, One;
+    sspur_remember = rt::sspur_remember, 1, None;
     sspur_read_lines = io::sspur_read_lines, 3, Pair;
     sspur_write_file = io::sspur_write_file, 6, Pair;
     sspur_exit = io::sspur_exit, 3, Never;

@@ -2,7 +2,8 @@
 //! language's constructs, weighted toward what the ownership analysis
 //! decides (aliasing, values used twice, values stored then read, views of
 //! owned values, var updates in loops, functions that return a parameter on
-//! one path and a fresh value on another, trees matched and rebuilt).
+//! one path and a fresh value on another, trees matched and rebuilt, `set`
+//! on a list at its last use, read again after or aliased first).
 //!
 //! Every program it makes type-checks and terminates: loops have constant
 //! bounds (`while` loops count), functions call only functions defined
@@ -54,6 +55,11 @@ pub const SHAPES: &[&str] = &[
     "block_returns_local",
     "for_entries",
     "log",
+    "set",
+    "set_loop",
+    "set_alias",
+    "set_then_read",
+    "set_reads_itself",
 ];
 
 /// A generated program and the shapes it holds.
@@ -669,6 +675,7 @@ impl Gen {
             if self.budget > 0 { 3 } else { 0 },       // 15 match statement
             3,                                         // 16 map put
             if in_loop || can_return { 2 } else { 0 }, // 17 let ... else
+            4,                                         // 18 set
         ];
         match self.rng.weighted(&w) {
             0 => {
@@ -823,7 +830,8 @@ impl Gen {
                 out.push(Stmt::Expr(m));
             }
             16 => self.map_put_stmt(out),
-            _ => self.let_else_stmt(out, in_loop, can_return),
+            17 => self.let_else_stmt(out, in_loop, can_return),
+            _ => self.set_stmt(out),
         }
     }
 
@@ -1101,6 +1109,143 @@ impl Gen {
                 },
                 else_: None,
             });
+        }
+    }
+
+    /// `xs.set(k, v)` in the shapes that decide between writing in place
+    /// and copying: a var updated by its own set (guarded by its length,
+    /// or in a loop over its indices, the new element often read from it),
+    /// a new list's set at its last use or read again after, an alias
+    /// taken before the set and read after it, and a set on a new list no
+    /// name holds. Indices stay in bounds.
+    fn set_stmt(&mut self, out: &mut Vec<Stmt>) {
+        self.tag("set");
+        let mut t = self.pick_heap_ty();
+        for _ in 0..4 {
+            if matches!(t, Ty::List(_)) {
+                break;
+            }
+            t = self.pick_heap_ty();
+        }
+        let e = match &t {
+            Ty::List(e) => (**e).clone(),
+            _ => {
+                t = Ty::list(Ty::Str);
+                Ty::Str
+            }
+        };
+        let lit = |g: &mut Self, n: usize| {
+            let xs = (0..n).map(|_| g.expr(&e, 1, Ctx::Decided)).collect();
+            Expr::new(t.clone(), Kind::List(xs))
+        };
+        let elem = |g: &mut Self, x: &str, k: Expr| {
+            if g.rng.chance(30) {
+                g.tag("set_reads_itself");
+                Expr::new(
+                    e.clone(),
+                    Kind::Index(Box::new(Expr::var(t.clone(), x)), Box::new(k)),
+                )
+            } else {
+                g.expr(&e, 2, Ctx::Decided)
+            }
+        };
+        match self.rng.below(5) {
+            0 | 1 => {
+                // A var replaced by its own set.
+                let found = self
+                    .visible()
+                    .filter(|v| v.mutable && !v.counter && v.ty == t)
+                    .map(|v| v.name.clone())
+                    .next();
+                let x = match found {
+                    Some(x) => x,
+                    None => {
+                        let init = lit(self, 3);
+                        self.declare(out, "m", &t, true, init)
+                    }
+                };
+                let xv = Expr::var(t.clone(), &x);
+                let len = Expr::method(Ty::Int, xv.clone(), "len", vec![]);
+                if self.rng.chance(50) && self.repeated < 2 {
+                    self.tag("set_loop");
+                    let i = self.name("i");
+                    let mark = self.vars.len();
+                    self.bind(&i, Ty::Int, false);
+                    self.loops += 1;
+                    self.repeated += 1;
+                    let v = elem(self, &x, Expr::var(Ty::Int, &i));
+                    self.loops -= 1;
+                    self.repeated -= 1;
+                    self.vars.truncate(mark);
+                    let iter = Expr::new(
+                        Ty::list(Ty::Int),
+                        Kind::Range(Box::new(Expr::int(0)), Box::new(len)),
+                    );
+                    let k = Expr::var(Ty::Int, &i);
+                    let set = Expr::method(t.clone(), xv, "set", vec![k, v]);
+                    out.push(Stmt::For {
+                        pat: i,
+                        iter,
+                        body: Block {
+                            stmts: vec![Stmt::Assign {
+                                name: x,
+                                value: set,
+                            }],
+                            tail: None,
+                        },
+                    });
+                } else {
+                    let k = self.rng.range(0, 3);
+                    let v = elem(self, &x, Expr::int(k));
+                    let set = Expr::method(t.clone(), xv, "set", vec![Expr::int(k), v]);
+                    out.push(Stmt::If {
+                        cond: Expr::bin(Ty::Bool, ">", len, Expr::int(k)),
+                        then: Block {
+                            stmts: vec![Stmt::Assign {
+                                name: x,
+                                value: set,
+                            }],
+                            tail: None,
+                        },
+                        else_: None,
+                    });
+                }
+            }
+            2 | 3 => {
+                // A new list's set: at its last use, or read again after,
+                // or with an alias read after.
+                let init = lit(self, 3);
+                let s = self.declare(out, "l", &t, false, init);
+                let alias = if self.rng.chance(30) {
+                    self.tag("set_alias");
+                    Some(self.declare(out, "a", &t, false, Expr::var(t.clone(), &s)))
+                } else {
+                    None
+                };
+                let k = self.rng.range(0, 2);
+                let v = elem(self, &s, Expr::int(k));
+                let recv = Expr::var(t.clone(), &s);
+                let set = Expr::method(t.clone(), recv, "set", vec![Expr::int(k), v]);
+                let y = self.declare(out, "y", &t, false, set);
+                if self.rng.chance(40) {
+                    self.tag("set_then_read");
+                    out.push(print(Expr::var(t.clone(), &s)));
+                }
+                if let Some(a) = alias {
+                    out.push(print(Expr::var(t.clone(), &a)));
+                }
+                if self.rng.chance(50) {
+                    out.push(print(Expr::var(t.clone(), &y)));
+                }
+            }
+            _ => {
+                // A new list no name holds.
+                let k = self.rng.range(0, 1);
+                let v = self.expr(&e, 2, Ctx::Decided);
+                let recv = lit(self, 2);
+                let set = Expr::method(t.clone(), recv, "set", vec![Expr::int(k), v]);
+                out.push(print(set));
+            }
         }
     }
 

@@ -282,6 +282,7 @@ impl<'p> Interp<'p> {
             buf: Some(Rc::new(ListBuf::new(items, cap, meta))),
             start: 0,
             len,
+            version: 0,
         }
     }
 
@@ -472,7 +473,41 @@ impl<'p> Interp<'p> {
                 ))));
             }
         }
+        if let Value::List(l) = v {
+            if let Some(at) = l.stale() {
+                let alloc = l.meta().map(|m| m.site.offset).unwrap_or(0);
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: use of a list (buffer allocated at {}) after the set in place at {} wrote into its buffer",
+                    self.pos(alloc),
+                    self.pos(at.offset)
+                ))));
+            }
+        }
         Ok(())
+    }
+
+    /// With drops checked: a `set` in place at `at` may only write into a
+    /// live, whole list buffer that no second reference was ever made to
+    /// (the ownership pass's claim); the old value is consumed.
+    pub(crate) fn check_set_in_place(&self, l: &ListVal, at: Site) -> R<()> {
+        if !self.check {
+            return Ok(());
+        }
+        let v = Value::List(l.clone());
+        self.check_live(&v)?;
+        let Some(m) = l.meta() else { return Ok(()) };
+        let here = self.pos(at.offset);
+        let alloc = self.pos(m.site.offset);
+        let why = if v.is_view() {
+            "a view into"
+        } else if m.shared.get() {
+            "a shared"
+        } else {
+            return Ok(());
+        };
+        Err(Box::new(Ctrl::Fatal(format!(
+            "drop check: set in place at {here} writes into {why} list buffer allocated at {alloc}"
+        ))))
     }
 
     /// Frees the block `v` refers to (a drop form at `at`); with `deep`, a
@@ -777,6 +812,14 @@ impl<'p> Interp<'p> {
             ExprKind::Return(x) => self.eval_return(fr, *x),
             ExprKind::PutOwnedKey { map, key, value } => {
                 self.eval_put_owned(fr, e, *map, *key, *value)
+            }
+            ExprKind::SetInPlace {
+                list, index, value, ..
+            } => {
+                let l = self.eval(fr, *list)?;
+                let i = self.eval(fr, *index)?;
+                let v = self.eval(fr, *value)?;
+                crate::methods::set_in_place(self, fr, e, *value, l, i, v)
             }
             ExprKind::BuilderNew { .. }
             | ExprKind::BuilderPush { .. }

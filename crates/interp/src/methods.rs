@@ -36,6 +36,62 @@ fn arg(args: &[Value], i: usize) -> Value {
     args.get(i).cloned().unwrap_or(Value::Unit)
 }
 
+/// The element index of `xs.set(n, v)`, or the trap `xs[n]` gives.
+fn set_index(it: &Interp, fr: &Frame, e: ExprId, l: &ListVal, n: &Value) -> R<usize> {
+    let n = n.as_int();
+    match usize::try_from(n).ok().filter(|i| *i < l.len) {
+        Some(i) => Ok(i),
+        None => it.trap(
+            fr,
+            e,
+            format!(
+                "index out of bounds: the len is {} but the index is {n}",
+                l.len
+            ),
+        ),
+    }
+}
+
+/// The new element `v` of a `set` (the value of `x`) is stored: read from
+/// a place or a view, it is a second reference.
+fn set_element(it: &mut Interp, fr: &Frame, x: Option<ExprId>, v: &Value) {
+    if x.is_some_and(|x| is_place(fr.body, x)) || v.is_view() {
+        it.share(v);
+    }
+}
+
+/// `xs.set(n, v)` written into xs's own buffer ([`ir::ExprKind::SetInPlace`]):
+/// the same index check and trap as the copy, then element `n` of the
+/// buffer is replaced and the result is the same block. The old value is
+/// consumed: with drops checked, it must be a live, whole, unshared list,
+/// and any later use of it (or of a view of it) is reported.
+pub(crate) fn set_in_place(
+    it: &mut Interp,
+    fr: &mut Frame,
+    e: ExprId,
+    value: ExprId,
+    recv: Value,
+    n: Value,
+    v: Value,
+) -> R<Value> {
+    let l = list_of(&recv)?;
+    let i = set_index(it, fr, e, l, &n)?;
+    let site = it.site(fr, e);
+    it.check_set_in_place(l, site)?;
+    set_element(it, fr, Some(value), &v);
+    let Some(buf) = &l.buf else {
+        return Err(type_error("set in place on an empty list"));
+    };
+    buf.items.borrow_mut()[l.start + i] = v;
+    let version = buf.version.get().wrapping_add(1);
+    buf.version.set(version);
+    buf.set_at.set(Some(site));
+    Ok(Value::List(ListVal {
+        version,
+        ..l.clone()
+    }))
+}
+
 /// `xs.push(x)` / `xs.concat(ys)`. With `consume` the receiver is the
 /// variable being reassigned (`x := x.push(..)`), so neither growing in
 /// place nor copying makes a second reference to what it holds.
@@ -111,6 +167,7 @@ fn grow(
                 start: l.start,
                 len: new_len,
                 view: false,
+                version: l.version,
             });
         }
     }
@@ -360,27 +417,19 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
                     start,
                     len,
                     view: true,
+                    version: l.version,
                 })
             }
         }
         ListSet => {
             let l = list_of(&recv)?;
-            let n = arg(&args, 0).as_int();
-            let Some(i) = usize::try_from(n).ok().filter(|i| *i < l.len) else {
-                let msg = format!(
-                    "index out of bounds: the len is {} but the index is {n}",
-                    l.len
-                );
-                return it.trap(fr, e, msg);
-            };
+            let i = set_index(it, fr, e, l, &arg(&args, 0))?;
             let mut items = l.items();
             for x in &items {
                 it.share(x);
             }
             let v = arg(&args, 1);
-            if arg_exprs.get(1).is_some_and(|x| is_place(fr.body, *x)) || v.is_view() {
-                it.share(&v);
-            }
+            set_element(it, fr, arg_exprs.get(1).copied(), &v);
             items[i] = v;
             Value::List(it.new_list(items, site))
         }

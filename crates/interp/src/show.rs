@@ -144,6 +144,7 @@ mod tests {
             buf: Some(Rc::new(ListBuf::new(items, len, Meta::none()))),
             start: 0,
             len,
+            version: 0,
         })
     }
 

@@ -96,6 +96,11 @@ pub(crate) struct ListBuf {
     pub(crate) items: RefCell<Vec<Value>>,
     pub(crate) cap: usize,
     pub(crate) meta: Meta,
+    /// Counts the `set`s written into this buffer in place; a list value
+    /// made before the last one (see [`ListVal::version`]) is stale.
+    pub(crate) version: Cell<u32>,
+    /// Where the last `set` in place wrote into it.
+    pub(crate) set_at: Cell<Option<Site>>,
     _charge: Charge,
 }
 
@@ -113,6 +118,8 @@ impl ListBuf {
             items: RefCell::new(items),
             cap,
             meta,
+            version: Cell::new(0),
+            set_at: Cell::new(None),
             _charge: Charge::new(native, real),
         }
     }
@@ -127,6 +134,10 @@ pub(crate) struct ListVal {
     pub(crate) len: usize,
     /// Made by `take` or `drop`, even when it covers its whole buffer.
     pub(crate) view: bool,
+    /// The buffer's [`ListBuf::version`] when this value was made: a `set`
+    /// in place consumes its receiver, so the drop checker reports any
+    /// later use of a value made before it.
+    pub(crate) version: u32,
 }
 
 impl ListVal {
@@ -136,6 +147,18 @@ impl ListVal {
             start: 0,
             len: 0,
             view: false,
+            version: 0,
+        }
+    }
+
+    /// Whether a `set` in place wrote into the buffer after this value
+    /// was made (the value was consumed by it).
+    pub(crate) fn stale(&self) -> Option<Site> {
+        let b = self.buf.as_ref()?;
+        if b.version.get() != self.version {
+            b.set_at.get()
+        } else {
+            None
         }
     }
     /// The elements, copied out so callbacks may push onto the same buffer.

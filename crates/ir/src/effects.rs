@@ -304,7 +304,8 @@ impl Walk<'_> {
                 }
                 None
             }
-            ExprKind::Index { .. } => Self::at(EffectKind::Traps, e),
+            // A bad index traps, as the copying `set` does.
+            ExprKind::Index { .. } | ExprKind::SetInPlace { .. } => Self::at(EffectKind::Traps, e),
             ExprKind::Binary {
                 op: BinOp::Div | BinOp::Rem,
                 rhs,

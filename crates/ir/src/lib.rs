@@ -13,7 +13,8 @@
 //!
 //! The ownership pass returns a new `Program` whose bodies contain its
 //! decisions as explicit forms: [`StmtKind::Drop`], [`OldValue`] on
-//! assignments, [`ExprKind::PutOwnedKey`] and the string-builder forms.
+//! assignments, [`ExprKind::PutOwnedKey`], [`ExprKind::SetInPlace`] and
+//! the string-builder forms.
 //! Temporaries it frees are bound to fresh [`LocalKind::Temp`] locals with
 //! ordinary `let` statements inside a block, then dropped. The checker
 //! never produces these forms.
@@ -556,6 +557,18 @@ pub enum ExprKind {
     /// ownership pass's decision table.
     Reuse {
         token: LocalId,
+        value: ExprId,
+        reason: u32,
+    },
+    /// `list.set(index, value)` written into `list`'s own buffer: the
+    /// ownership pass proved `list` a whole list nothing else refers to,
+    /// at its last use (or the old value of `x := x.set(..)`), so the
+    /// result is that same block. Traps on a bad index exactly as the
+    /// copying `set` does. `reason` indexes the ownership pass's decision
+    /// table.
+    SetInPlace {
+        list: ExprId,
+        index: ExprId,
         value: ExprId,
         reason: u32,
     },

@@ -12,6 +12,8 @@
 //!   reason's text when the caller renders it ([`program_with_drop_reasons`]);
 //! - `x := e  [free old]`, `[free old deep]`, `[free old if moved]`;
 //! - `m.put_owned(k, v)` for [`ExprKind::PutOwnedKey`];
+//! - `xs.set_in_place(i, v) (reason 2)` for [`ExprKind::SetInPlace`], or
+//!   with the reason's text;
 //! - `builder_new(", ")`, `builder_push(b, e)`, `builder_finish(b)`.
 
 use std::fmt::Write;
@@ -639,6 +641,20 @@ impl<'a> Printer<'a> {
                 self.expr(*value);
                 self.out.push(')');
             }
+            ExprKind::SetInPlace {
+                list,
+                index,
+                value,
+                reason,
+            } => {
+                self.operand(*list);
+                self.out.push_str(".set_in_place(");
+                self.expr(*index);
+                self.out.push_str(", ");
+                self.expr(*value);
+                self.out.push(')');
+                self.reason(*reason);
+            }
             ExprKind::BuilderNew { sep } => {
                 self.out.push_str("builder_new(");
                 lit(&mut self.out, &Lit::Str(sep.clone()));
@@ -662,14 +678,19 @@ impl<'a> Printer<'a> {
                 let n = self.local(*token);
                 let _ = write!(self.out, "reuse {n} for ");
                 self.expr(*value);
-                match self.why.and_then(|(f, why)| why(f, *reason)) {
-                    Some(text) => {
-                        let _ = write!(self.out, " ({text})");
-                    }
-                    None => {
-                        let _ = write!(self.out, " (reason {reason})");
-                    }
-                }
+                self.reason(*reason);
+            }
+        }
+    }
+
+    /// ` (text)` of a decision's reason, or ` (reason N)` without a renderer.
+    fn reason(&mut self, reason: u32) {
+        match self.why.and_then(|(f, why)| why(f, reason)) {
+            Some(text) => {
+                let _ = write!(self.out, " ({text})");
+            }
+            None => {
+                let _ = write!(self.out, " (reason {reason})");
             }
         }
     }

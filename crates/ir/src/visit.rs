@@ -77,6 +77,13 @@ pub fn children_mut(kind: &mut ExprKind, f: &mut dyn FnMut(&mut ExprId)) {
             f(key);
             f(value);
         }
+        ExprKind::SetInPlace {
+            list, index, value, ..
+        } => {
+            f(list);
+            f(index);
+            f(value);
+        }
         ExprKind::BuilderPush { value, .. } | ExprKind::Reuse { value, .. } => f(value),
     }
 }

@@ -49,6 +49,9 @@ pub enum End {
     Kept { why: NotOwned, at: u32 },
     /// Never built: a string builder that `join` (the expression given) finishes.
     Builder { join: ExprId, sep: String },
+    /// Its last use is the receiver of the `set` given, which writes into
+    /// the block and hands it on as its result (`set.rs`).
+    SetInPlace(ExprId),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -339,6 +342,9 @@ impl<'a> Decider<'a> {
         }
         if l.uses.iter().any(|u| u.moved_out) {
             return Own::Yes(End::MovedOut);
+        }
+        if let Some(set) = self.set_at_last_use(l, last, view_last) {
+            return Own::Yes(End::SetInPlace(set));
         }
         Own::Yes(End::Drop {
             index: last,

@@ -62,6 +62,7 @@ mod fusion;
 pub mod reason;
 mod report;
 mod rewrite;
+mod set;
 mod table;
 mod walk;
 
@@ -72,7 +73,7 @@ use ir::{ExprId, ExprKind, FnId, OldValue, Program};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use decide::{Decider, End, Own};
-use reason::{Cx, DropReason, ParamUse, Reader, ResultNotFresh};
+use reason::{Cx, DropReason, ParamUse, Reader, ResultNotFresh, SetMode};
 use walk::Ctx;
 
 pub use report::{render_fate, render_site, BlockKind, FateKind, SiteKind};
@@ -175,6 +176,9 @@ pub struct Analysis {
     /// Every chain of list methods fusion considered, in source order:
     /// (offset, function, chain with its verdict).
     pub pipelines: Vec<(u32, FnId, ir::fusion::Chain)>,
+    /// Every `set` call, in source order: (offset, function, in place or
+    /// a copy, and why).
+    pub sets: Vec<(u32, FnId, SetMode)>,
 }
 
 fn fn_index(f: FnId) -> usize {
@@ -189,6 +193,7 @@ pub fn analyze(program: &Program) -> Analysis {
     let mut reasons = Vec::new();
     let mut builders = Vec::new();
     let mut pipelines = Vec::new();
+    let mut sets = Vec::new();
     let effects = ir::effects::Effects::of(program);
     for (f, _) in program.items.fns.iter() {
         let i = fn_index(f);
@@ -206,6 +211,11 @@ pub fn analyze(program: &Program) -> Analysis {
                 ir::fusion::Consumer::For(..) => sm.expr(c.source).start,
             };
             pipelines.push((at, f, c.clone()));
+        }
+        for (e, _) in body.exprs.iter() {
+            if let Some(m) = d.set_mode(e) {
+                sets.push((d.set_at(e), f, m));
+            }
         }
         fates.extend(report::fates(f, &d, &plan, &summaries, &program.items));
         let (nb, nsm) = rewrite::rewrite(body, sm, &plan);
@@ -235,6 +245,7 @@ pub fn analyze(program: &Program) -> Analysis {
     builders.sort_by_key(|(at, b)| (*at, fn_index(b.func)));
     let builders = builders.into_iter().map(|(_, b)| b).collect();
     pipelines.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
+    sets.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     Analysis {
         program: out,
         summaries,
@@ -242,6 +253,7 @@ pub fn analyze(program: &Program) -> Analysis {
         reasons,
         builders,
         pipelines,
+        sets,
     }
 }
 
@@ -358,30 +370,12 @@ fn plan(d: &Decider, items: &ir::ItemTree) -> (rewrite::Plan, Vec<DropReason>) {
                         .push((index, x, deep, r));
                 }
                 for a in &lf.assigns {
-                    let grow = lf.uses.iter().any(|u| {
-                        u.ctx == Ctx::GrowSelf(x)
-                            && d.facts.exprs.get(u.expr).and_then(|f| f.parent) == Some(a.value)
-                    });
-                    let old = if grow {
-                        OldValue::FreeIfMoved
-                    } else {
-                        OldValue::Free { deep }
-                    };
-                    plan.assigns.insert(a.stmt, old);
+                    plan.assigns.insert(a.stmt, old_value(d, x, a, deep));
                 }
             }
-            Own::Yes(End::MovedOut | End::Kept { .. }) => {
+            Own::Yes(End::MovedOut | End::Kept { .. } | End::SetInPlace(_)) => {
                 for a in &lf.assigns {
-                    let grow = lf.uses.iter().any(|u| {
-                        u.ctx == Ctx::GrowSelf(x)
-                            && d.facts.exprs.get(u.expr).and_then(|f| f.parent) == Some(a.value)
-                    });
-                    let old = if grow {
-                        OldValue::FreeIfMoved
-                    } else {
-                        OldValue::Free { deep: false }
-                    };
-                    plan.assigns.insert(a.stmt, old);
+                    plan.assigns.insert(a.stmt, old_value(d, x, a, false));
                 }
             }
             Own::Yes(End::ConsumedKey(put)) => {
@@ -424,7 +418,7 @@ fn plan(d: &Decider, items: &ir::ItemTree) -> (rewrite::Plan, Vec<DropReason>) {
         }
         let for_range =
             matches!(body[e].kind, ExprKind::Range { .. }) && f.ctx == Ctx::Read(Reader::For);
-        let in_place = d.unbuilt(e).is_some();
+        let in_place = d.unbuilt(e).is_some() || d.in_place_receiver(e);
         if for_range || in_place || matches!(body[e].kind, ExprKind::Local(_)) {
             continue;
         }
@@ -471,7 +465,35 @@ fn plan(d: &Decider, items: &ir::ItemTree) -> (rewrite::Plan, Vec<DropReason>) {
         }
     }
     cells::plan(&cells::Cells::new(d, items), &mut plan, &mut why);
+    let mut sets: Vec<ExprId> = d.facts.exprs.iter().map(|(e, _)| e).collect();
+    sets.sort_by_key(|e| e.into_raw().into_u32());
+    for e in sets {
+        if let Some(SetMode::InPlace(w)) = d.set_mode(e) {
+            plan.sets.insert(e, why.len() as u32);
+            why.push(DropReason::SetInPlace(w));
+        }
+    }
     (plan, why)
+}
+
+/// What assignment `a` of owned local `x` does with the value it replaces:
+/// `x := x.push(..)` frees it if the buffer moved, `x := x.set(..)` in
+/// place keeps it (it is the new value), anything else frees it.
+fn old_value(d: &Decider, x: ir::LocalId, a: &walk::Assign, deep: bool) -> OldValue {
+    let lf = d.facts.local(x);
+    let grow = lf.is_some_and(|lf| {
+        lf.uses.iter().any(|u| {
+            u.ctx == Ctx::GrowSelf(x)
+                && d.facts.exprs.get(u.expr).and_then(|f| f.parent) == Some(a.value)
+        })
+    });
+    if grow {
+        OldValue::FreeIfMoved
+    } else if d.assign_set_in_place(a) {
+        OldValue::Keep
+    } else {
+        OldValue::Free { deep }
+    }
 }
 
 /// The program with its drops, as `sspur emit drops` prints it: each
@@ -529,6 +551,10 @@ pub fn explain(a: &Analysis, path: &str) -> String {
             render_site(&cx, f.func, f.what),
             render_fate(&cx, f.func, &f.fate)
         ));
+    }
+    for (at, f, m) in &a.sets {
+        let (l, c) = a.program.line_col(*at);
+        out.push_str(&format!("{l}:{c} {}\n", cx.set_mode(*f, m)));
     }
     for (at, f, chain) in &a.pipelines {
         let (l, c) = a.program.line_col(*at);

@@ -185,6 +185,62 @@ pub enum DropReason {
         local: LocalId,
         by: ir::ExprId,
     },
+    /// Not a free: a `set` writes into its receiver's buffer
+    /// ([`ir::ExprKind::SetInPlace`]), for the reason given.
+    SetInPlace(InPlace),
+}
+
+/// How `xs.set(i, v)` makes its result: the decision for one call site.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SetMode {
+    InPlace(InPlace),
+    Copy(SetCopy),
+}
+
+/// Why a `set` may write into its receiver's buffer: the receiver is a
+/// whole list nothing else refers to, and nothing reads it afterwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InPlace {
+    /// A local that owns its block, at its last use (which is not inside
+    /// a loop or a branch of the statement that makes it).
+    LastUse(LocalId),
+    /// `x := x.set(..)` of an owned var: the old value is replaced.
+    Replaced(LocalId),
+    /// A new list no name holds (`make().set(0, 1)`).
+    Temp,
+}
+
+/// Why a `set` copies its receiver.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SetCopy {
+    /// The local owns its block, but is used again at the offset given.
+    ReadLater { local: LocalId, at: u32 },
+    /// A view of the local (`view`, when bound to a name) is read later.
+    ViewReadLater {
+        local: LocalId,
+        view: Option<LocalId>,
+        at: u32,
+    },
+    /// The set runs in a loop and the local (declared at the offset given)
+    /// lives outside it: the next iteration reads it again.
+    InLoop { local: LocalId, at: u32 },
+    /// The set is on one path of the statement at the offset given; the
+    /// local is freed after that statement on every path.
+    OnOnePath { local: LocalId, at: u32 },
+    /// The local is assigned in the statement of the set (at the offset).
+    AssignedThere { local: LocalId, at: u32 },
+    /// A parameter: the caller keeps the list.
+    Borrowed(LocalId),
+    /// Bound by a pattern: part of another value.
+    PartOf(LocalId),
+    /// The local is not the only owner of its block.
+    Shared {
+        local: LocalId,
+        why: NotOwned,
+        at: u32,
+    },
+    /// The receiver is not a name and not a new list.
+    NotFresh(NotFresh),
 }
 
 /// What renders reasons: names and positions of the analysed program.
@@ -477,12 +533,87 @@ impl Cx<'_> {
             DropReason::DeadField(l) => {
                 format!("a field of {} that the arm never uses", self.local(f, l))
             }
+            DropReason::SetInPlace(w) => self.set_mode(f, &SetMode::InPlace(w)),
             DropReason::Reused { local, by } => format!(
                 "{} reused by {} at {}",
                 self.local(f, local),
                 self.site_name(f, by),
                 self.pos(self.program.source_map(f).expr(by).start)
             ),
+        }
+    }
+
+    /// `set in place: xs is owned and dies here`, `set copies: xs is read
+    /// later at 7:5`, ...
+    pub fn set_mode(&self, f: FnId, m: &SetMode) -> String {
+        let local = |l: LocalId| self.local(f, l).to_string();
+        match m {
+            SetMode::InPlace(w) => match w {
+                InPlace::LastUse(x) => {
+                    format!("set in place: {} is owned and dies here", local(*x))
+                }
+                InPlace::Replaced(x) => format!(
+                    "set in place: {} is owned and its old value is replaced here",
+                    local(*x)
+                ),
+                InPlace::Temp => "set in place: the list is new and nothing else holds it".into(),
+            },
+            SetMode::Copy(c) => {
+                let why = match c {
+                    SetCopy::ReadLater { local: x, at } => {
+                        format!("{} is read later at {}", local(*x), self.pos(*at))
+                    }
+                    SetCopy::ViewReadLater { local: x, view, at } => match view {
+                        Some(v) => format!(
+                            "{} is viewed by {}, which is read later at {}",
+                            local(*x),
+                            local(*v),
+                            self.pos(*at)
+                        ),
+                        None => format!(
+                            "a view of {} is read later at {}",
+                            local(*x),
+                            self.pos(*at)
+                        ),
+                    },
+                    SetCopy::InLoop { local: x, at } => format!(
+                        "{} (declared at {}) lives outside the loop the set runs in: the next iteration reads it again",
+                        local(*x),
+                        self.pos(*at)
+                    ),
+                    SetCopy::OnOnePath { local: x, at } => format!(
+                        "the set is on one path of the statement at {}, and {} is freed after it on every path",
+                        self.pos(*at),
+                        local(*x)
+                    ),
+                    SetCopy::AssignedThere { local: x, at } => format!(
+                        "{} is assigned in the same statement at {}",
+                        local(*x),
+                        self.pos(*at)
+                    ),
+                    SetCopy::Borrowed(x) => format!(
+                        "{} is borrowed (a parameter: the caller keeps the list)",
+                        local(*x)
+                    ),
+                    SetCopy::PartOf(x) => format!(
+                        "shared: {} is bound by a pattern, part of another value",
+                        local(*x)
+                    ),
+                    SetCopy::Shared { local: x, why, at } => format!(
+                        "shared: {} {} at {}",
+                        local(*x),
+                        self.not_owned(f, why, 0),
+                        self.pos(*at)
+                    ),
+                    SetCopy::NotFresh(NotFresh::NotNew) => {
+                        "shared: the list is read out of another value".into()
+                    }
+                    SetCopy::NotFresh(nf) => {
+                        format!("shared: the list is {}", self.not_fresh(f, nf, 0))
+                    }
+                };
+                format!("set copies: {why}")
+            }
         }
     }
 

@@ -208,6 +208,15 @@ pub enum FateKind {
         token: LocalId,
         then: Box<FateKind>,
     },
+    /// Handed to the `set` at `at`, which writes into it in place; the
+    /// set's result is `then`.
+    SetInPlace {
+        at: u32,
+        then: Box<FateKind>,
+    },
+    /// A `set` that makes no block: it writes into its receiver's, whose
+    /// fate as the set's result is `then`.
+    WritesInPlace(Box<FateKind>),
 }
 
 impl FateKind {
@@ -232,7 +241,10 @@ impl FateKind {
                 | FateKind::CellTakenApart { .. }
         ) || matches!(
             self,
-            FateKind::CellPartOf { then, .. } | FateKind::CellReusing { then, .. } if then.is_freed()
+            FateKind::CellPartOf { then, .. }
+                | FateKind::CellReusing { then, .. }
+                | FateKind::SetInPlace { then, .. }
+                | FateKind::WritesInPlace(then) if then.is_freed()
         )
     }
 }
@@ -415,6 +427,15 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
             local(*token),
             render_fate(cx, f, then)
         ),
+        FateKind::SetInPlace { at, then } => format!(
+            "written in place by set at {}, whose result is {}",
+            pos(*at),
+            render_fate(cx, f, then)
+        ),
+        FateKind::WritesInPlace(then) => format!(
+            "no new block: set writes into its receiver's buffer, which is then {}",
+            render_fate(cx, f, then)
+        ),
         FateKind::FreedWhenReplaced { local: x, why, at } => {
             let name = local(*x);
             format!(
@@ -456,6 +477,8 @@ pub fn fates(
                 FateKind::StaticClosure
             } else if allocates {
                 r.fate(e)
+            } else if r.plan.sets.contains_key(&e) {
+                FateKind::WritesInPlace(Box::new(r.fate(e)))
             } else {
                 match d.fresh(e) {
                     Fresh::No(_) if r.is_builder_push(e) => FateKind::NeverBuilt,
@@ -539,7 +562,9 @@ impl Reporter<'_> {
                 if !allocating {
                     return None;
                 }
-                let built = !self.is_builder_push(e) && self.d.unbuilt(e).is_none();
+                let built = !self.is_builder_push(e)
+                    && self.d.unbuilt(e).is_none()
+                    && !self.plan.sets.contains_key(&e);
                 (SiteKind::Method(kind, m), built)
             }
             ExprKind::Call { callee, .. } => match callee {
@@ -721,6 +746,13 @@ impl Reporter<'_> {
             };
         }
         match &facts.ctx {
+            Ctx::Read(_) if d.in_place_receiver(top) => match facts.parent {
+                Some(set) => FateKind::SetInPlace {
+                    at: d.set_at(set),
+                    then: Box::new(self.value_fate(set, depth + 1)),
+                },
+                None => FateKind::Unreachable,
+            },
             Ctx::Read(reader) => {
                 let discarded = matches!(reader, Reader::DiscardedLet | Reader::DiscardedValue);
                 if discarded && self.plan.temps.contains_key(&top) {
@@ -804,7 +836,9 @@ impl Reporter<'_> {
                     },
                     _ => 0,
                 };
-                let replaced = lf.is_some_and(|l| !l.assigns.is_empty());
+                // An assignment of a set in place keeps the old block.
+                let replaced =
+                    lf.is_some_and(|l| l.assigns.iter().any(|a| !d.assign_set_in_place(a)));
                 FateKind::FreedAfterLastUse {
                     local: x,
                     at,
@@ -825,6 +859,10 @@ impl Reporter<'_> {
                 at: d.sm.expr(*put).start,
             },
             End::Builder { .. } => FateKind::NeverBuilt,
+            End::SetInPlace(set) => FateKind::SetInPlace {
+                at: d.set_at(*set),
+                then: Box::new(self.value_fate(*set, depth + 1)),
+            },
         }
     }
 

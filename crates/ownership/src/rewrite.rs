@@ -40,6 +40,8 @@ pub struct Plan {
     /// Fused chains whose source is a temporary (in `temps`): bound before
     /// the chain and dropped after its consumer, so the chain reads a name.
     pub fused_sources: HashMap<Consumer, ExprId>,
+    /// `set` calls written into their receiver's buffer, with the reason.
+    pub sets: HashMap<ExprId, u32>,
 }
 
 /// What a destructive match's arm frees at its start: drops of the token
@@ -204,6 +206,18 @@ impl Rw<'_> {
                 }
             }
         }
+        if let Some(&reason) = self.plan.sets.get(&e) {
+            if let ExprKind::Method { receiver, args, .. } = &kind {
+                if let [index, value] = args[..] {
+                    kind = ExprKind::SetInPlace {
+                        list: *receiver,
+                        index,
+                        value,
+                        reason,
+                    };
+                }
+            }
+        }
         if let Some(starts) = self.plan.matches.get(&e) {
             if let ExprKind::Match { arms, .. } = &mut kind {
                 for (i, (arm, st)) in arms.iter_mut().zip(starts.clone()).enumerate() {
@@ -236,6 +250,7 @@ impl Rw<'_> {
                 | ExprKind::Unary { .. }
                 | ExprKind::Field { .. }
                 | ExprKind::PutOwnedKey { .. }
+                | ExprKind::SetInPlace { .. }
                 | ExprKind::BuilderPush { .. }
         );
         let ty = self.body[e].ty.clone();

@@ -385,6 +385,15 @@ impl Walker<'_> {
                 self.operand(*key, Ctx::Escape(Escape::ConsumedKey), e);
                 self.operand(*value, Ctx::Escape(Escape::StoredInMap), e);
             }
+            ExprKind::SetInPlace {
+                list, index, value, ..
+            } => {
+                let m = ir::Method::ListSet;
+                self.operand(*list, Ctx::Read(Reader::Method(m)), e);
+                self.operand(*index, Ctx::Read(Reader::Method(m)), e);
+                let keep = Ctx::Escape(Escape::Kept(Keep::SetElement));
+                self.operand(*value, keep, e);
+            }
             ExprKind::BuilderPush { value, .. } => {
                 self.operand(*value, Ctx::Read(Reader::Builder), e)
             }

@@ -19,7 +19,8 @@
 //! - [`remember`], the write barrier, called by every runtime path that
 //!   stores a pointer into a block it reached through the heap rather than
 //!   holding it across the last collection point (map put and its table
-//!   growth, list push or concat in place, builder growth, in-place reuse);
+//!   growth, list push or concat in place, builder growth, in-place reuse,
+//!   compiled `set` in place);
 //! - each collection remembers the pointer blocks a root points at when it
 //!   ends that were young when it started or were in the remembered set:
 //!   code that holds a block across a collection (a `map` loop filling its
@@ -27,9 +28,11 @@
 //!   compiled code) may write young pointers into it afterwards, and it can
 //!   reach such a block only through a root.
 //!
-//! So no store that compiled code makes needs a barrier of its own: it
-//! writes only into blocks it allocated and holds (remembered at every
-//! collection they live through) or through the runtime's barriered paths.
+//! So compiled code's stores need no barrier of their own where it writes
+//! into blocks it allocated and holds (remembered at every collection they
+//! live through) or through the runtime's barriered paths; its one store
+//! into a block it did not make, `set` in place, calls the barrier
+//! (`sspur_remember`) first when the element holds pointers.
 //!
 //! Why held blocks that were already old and not remembered are left out
 //! (a deep recursion holds thousands of old tree nodes in its frames, and

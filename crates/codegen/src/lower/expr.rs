@@ -2,7 +2,7 @@
 //! `match`, calls, built-ins and indexing.
 
 use super::{ba, flags, int_cc, lambda_sig, signature, Lowerer, PendingLambda, Vals};
-use crate::layout::{elem_of, offsets, words};
+use crate::layout::{elem_of, has_pointers, offsets, words};
 use crate::rtfns::F;
 use ::ir::{
     BinOp, Builtin, Callee, ExprId, ExprKind, FnId, InterpPart, Lit, Ty, TypeDefKind, UnOp,
@@ -228,6 +228,28 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 };
                 self.rt(f, &[m, k[0], k[1], v[0], v[1], site]);
                 Some(vec![m])
+            }
+            ExprKind::SetInPlace {
+                list, index, value, ..
+            } => {
+                // The index is checked first, as `xs[i]` checks it; then
+                // element `i` of the receiver's own buffer is overwritten
+                // (the ownership pass proved the receiver a whole list
+                // nothing else refers to) and the result is that list.
+                let r = self.expr(*list)?;
+                let i = self.expr(*index)?[0];
+                let v = self.expr(*value)?;
+                let ety = elem_of(&self.body[*list].ty);
+                self.bounds_check(e, i, r[1]);
+                if has_pointers(&ety) {
+                    // The buffer may be old and `v` young: the collector's
+                    // barrier, with no allocation before the store.
+                    self.rt(F::sspur_remember, &[r[0]]);
+                }
+                let at = self.elem_addr(r[0], i, &ety);
+                let v = self.fit(v, words(&ety));
+                self.store_words(at, 0, &v);
+                Some(r)
             }
             ExprKind::BuilderNew { sep } => {
                 let (p, l) = self.static_str(sep.as_bytes());
