@@ -364,7 +364,7 @@ impl<'a> ErrSrc<'a> {
                     && matches!(self.before(l), [_, Some(k)] if k == std::mem::discriminant(&Token::RBracket))
                 {
                     d = d.with_note(
-                        "lists cannot be changed in place: for a `var` list write `xs := xs.set(i, v)`; a map changes with `m.put(k, v)`",
+                        "an element cannot be assigned: for a `var` list write `xs := xs.set(i, v)` (written in place when `xs` is the list's only owner); a map changes with `m.put(k, v)`",
                     );
                 } else if let_else {
                     d = d.with_note(
