@@ -60,6 +60,7 @@ pub const SHAPES: &[&str] = &[
     "set_alias",
     "set_then_read",
     "set_reads_itself",
+    "map_update",
 ];
 
 /// A generated program and the shapes it holds.
@@ -1371,7 +1372,15 @@ impl Gen {
             None => self.declare(out, "mp", &mt, false, Expr::lit(mt.clone(), "empty_map()")),
         };
         self.tag("map_str_keys");
-        let key = self.key_expr();
+        let mut key = self.key_expr();
+        // Sometimes the key is named, put, then updated through a function.
+        let updated = if self.rng.chance(25) {
+            let k = self.declare(out, "k", &Ty::Str, false, key);
+            key = Expr::var(Ty::Str, &k);
+            Some(k)
+        } else {
+            None
+        };
         // Often a value that is read again after the map holds it.
         let stored = if vt != Ty::Int && self.rng.chance(50) {
             self.var_of(&vt)
@@ -1392,6 +1401,13 @@ impl Gen {
             vec![key, value],
         );
         out.push(Stmt::Expr(put));
+        if let Some(k) = updated {
+            self.tag("map_update");
+            let f = self.lambda(std::slice::from_ref(&vt), &vt);
+            let m = Expr::var(mt.clone(), &m);
+            let update = Expr::method(mt, m, "update", vec![Expr::var(Ty::Str, &k), f]);
+            out.push(Stmt::Expr(update));
+        }
         if let Some(v) = stored {
             out.push(self.use_stmt(&v, &vt));
         }
