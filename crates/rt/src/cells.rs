@@ -16,7 +16,9 @@
 //! compiled once into the owning fields' offsets per type and variant, so
 //! nothing is interpreted per block), and leaves (fields holding a static
 //! nullary constructor) are skipped without a page-map lookup. The plain
-//! default mode frees each block straight onto its size class's free list;
+//! default mode frees each block straight onto its size class's free list,
+//! and takes a value of a tree type (a sum whose owning fields are all of
+//! its own type) apart with a work list of bare pointers;
 //! the counted and checked modes take every block through the checks and
 //! statistics.
 //!
@@ -88,6 +90,8 @@ pub struct CellState {
     pub reused_bytes: u64,
     /// Pending values of a deep free: (first word, second word, type).
     work: Vec<(u64, u64, u32)>,
+    /// Pending blocks of a tree value's deep free ([`free_tree`]).
+    trees: Vec<u64>,
     /// The deep free's view of the installed type table.
     plans: Plans,
 }
@@ -99,6 +103,7 @@ impl CellState {
             reused_blocks: 0,
             reused_bytes: 0,
             work: Vec::new(),
+            trees: Vec::new(),
             plans: Plans::new(),
         }
     }
@@ -208,7 +213,10 @@ unsafe fn push_elements(work: &mut Vec<(u64, u64, u32)>, p: u64, len: u64, elem:
 unsafe fn children_of(plans: &Plans, shape: Shape, a: u64) -> &[Child] {
     match shape {
         // SAFETY: a tagged value points at its `[tag, fields...]` words.
-        Shape::Tagged { first, count } => plans.variant(first, count, unsafe { word(a, 0) }),
+        Shape::Tagged { first, count } | Shape::Tree { first, count } => {
+            // SAFETY: a tagged value points at its `[tag, fields...]` words.
+            plans.variant(first, count, unsafe { word(a, 0) })
+        }
         Shape::Cell { first, len } => plans.cell(first, len),
         Shape::Nothing | Shape::Str | Shape::List { .. } => &[],
     }
@@ -224,6 +232,7 @@ unsafe fn free_deep_fast(
     heap: &mut Heap,
     plans: &Plans,
     work: &mut Vec<(u64, u64, u32)>,
+    trees: &mut Vec<u64>,
     root: (u64, u64, u32),
 ) {
     work.push(root);
@@ -254,9 +263,61 @@ unsafe fn free_deep_fast(
                 // SAFETY: see above.
                 unsafe { push_children(a, children_of(plans, shape, a), work) };
             }
+            Shape::Tree { first, count } => {
+                // SAFETY: see above.
+                unsafe { free_tree(heap, plans, trees, a, first, count) };
+                continue;
+            }
         }
         heap.free_fast(a as usize);
     }
+}
+
+/// Frees the tree value `root` of a [`Shape::Tree`] type `first..first +
+/// count` in the plain default mode: a work list of bare pointers, each
+/// block's fields read (leaves skipped), then the block freed.
+///
+/// # Safety
+/// As [`sspur_free_deep`]'s, for `root`.
+#[inline(never)]
+unsafe fn free_tree(
+    heap: &mut Heap,
+    plans: &Plans,
+    stack: &mut Vec<u64>,
+    root: u64,
+    first: u32,
+    count: u32,
+) {
+    // Locals the optimiser keeps in registers across the heap's frees.
+    let variants = &plans.variants[first as usize..(first + count) as usize];
+    let children = &plans.children[..];
+    let mut pending = std::mem::take(stack);
+    pending.clear();
+    pending.push(root);
+    while let Some(p) = pending.pop() {
+        // SAFETY: `p` is a live value of the tree type (the contract, and
+        // each child is a field of a block not yet freed), whose words
+        // are read before its block is freed; a static one is a readable
+        // `[tag]` word with no fields.
+        let tag = unsafe { word(p, 0) } as usize;
+        let fields = match variants.get(tag) {
+            Some(&(f, n)) => &children[f as usize..(f + n) as usize],
+            None => &[],
+        };
+        for c in fields {
+            // SAFETY: as above; field `c` is one word at `c.off`, a value
+            // of the tree type, which points at its tag.
+            let (v, vt) = unsafe {
+                let v = word(p, c.off as usize);
+                (v, word(v, 0))
+            };
+            if vt >= 64 || c.static_tags >> vt & 1 == 0 {
+                pending.push(v);
+            }
+        }
+        heap.free_fast(p as usize);
+    }
+    *stack = pending;
 }
 
 /// The deep free of the other modes: each block is checked (a quarantined
@@ -282,7 +343,7 @@ unsafe fn free_deep_checked(
             Shape::Str | Shape::List { .. } if b == 0 => continue,
             Shape::Str => BlockKind::Str,
             Shape::List { .. } => BlockKind::List,
-            Shape::Cell { .. } | Shape::Tagged { .. } => BlockKind::Cell,
+            Shape::Cell { .. } | Shape::Tagged { .. } | Shape::Tree { .. } => BlockKind::Cell,
         };
         // A string block holds no value, so it is not entered.
         if kind != BlockKind::Str && !enter(rt, a as usize, kind, site) {
@@ -298,7 +359,7 @@ unsafe fn free_deep_checked(
                 // buffer live in the heap before it is read.
                 unsafe { push_elements(work, a, b, elem, words) }
             }
-            Shape::Cell { .. } | Shape::Tagged { .. } => {
+            Shape::Cell { .. } | Shape::Tagged { .. } | Shape::Tree { .. } => {
                 // SAFETY: as in `free_deep_fast`, and `enter` found the
                 // block live in the heap before it is read.
                 unsafe { push_children(a, children_of(plans, shape, a), work) };
@@ -328,19 +389,21 @@ pub unsafe extern "C" fn sspur_free_deep(w0: u64, w1: u64, ty: u32, site: u32) {
     if rt.cells.plans.generation != generation {
         types::with_table(|table| rt.cells.plans.build(table, generation));
     }
-    let plans = std::mem::take(&mut rt.cells.plans);
-    let mut work = std::mem::take(&mut rt.cells.work);
-    work.clear();
     let root = (w0, w1, ty);
     if rt.mode == MemMode::Default && !rt.counting {
+        let c = &mut rt.cells;
+        c.work.clear();
         // SAFETY: the caller's contract.
-        unsafe { free_deep_fast(&mut rt.heap, &plans, &mut work, root) }
+        unsafe { free_deep_fast(&mut rt.heap, &c.plans, &mut c.work, &mut c.trees, root) }
     } else {
+        let plans = std::mem::take(&mut rt.cells.plans);
+        let mut work = std::mem::take(&mut rt.cells.work);
+        work.clear();
         // SAFETY: the caller's contract.
         unsafe { free_deep_checked(rt, &plans, &mut work, root, site) }
+        rt.cells.work = work;
+        rt.cells.plans = plans;
     }
-    rt.cells.work = work;
-    rt.cells.plans = plans;
 }
 
 /// Frees one block of kind `kind` (0 cell, 1 list, 2 string, 3 closure) at

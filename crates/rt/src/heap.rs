@@ -136,17 +136,20 @@ impl Page {
             (((addr - self.base) as u64 * self.recip) >> 32) as usize
         }
     }
+    // Block indices are below `nblocks <= 64 * BITMAP_WORDS`, so the word
+    // index is taken modulo BITMAP_WORDS (a mask) only to spare the hot
+    // paths (frees, marking) a bounds check.
     #[inline(always)]
     pub fn bit(bits: &[u64; BITMAP_WORDS], i: usize) -> bool {
-        bits[i / 64] >> (i % 64) & 1 != 0
+        bits[i / 64 % BITMAP_WORDS] >> (i % 64) & 1 != 0
     }
     #[inline(always)]
     pub fn set(bits: &mut [u64; BITMAP_WORDS], i: usize) {
-        bits[i / 64] |= 1 << (i % 64);
+        bits[i / 64 % BITMAP_WORDS] |= 1 << (i % 64);
     }
     #[inline(always)]
     pub fn clear(bits: &mut [u64; BITMAP_WORDS], i: usize) {
-        bits[i / 64] &= !(1 << (i % 64));
+        bits[i / 64 % BITMAP_WORDS] &= !(1 << (i % 64));
     }
     pub fn block_addr(&self, i: usize) -> usize {
         self.base + i * self.block_size
@@ -427,9 +430,7 @@ impl<T: Tier> Heap<T> {
         let page = &self.pages[id - 1];
         if page.class != LARGE {
             let i = (((addr - page.base) as u64 * page.recip) >> 32) as usize;
-            // `i < nblocks <= 64 * BITMAP_WORDS`: the mask only spares the
-            // bounds check.
-            if i < page.nblocks && page.alloc[(i / 64) & (BITMAP_WORDS - 1)] >> (i % 64) & 1 != 0 {
+            if i < page.nblocks && Page::bit(&page.alloc, i) {
                 return self.free_block(id - 1, i);
             }
         }

@@ -10,7 +10,7 @@ use rt::{MemMode, Settings};
 
 /// Type 0 Int, 1 Str, 2 `L = Cons(Int, L) | Nil`, 3 `List[Str]`,
 /// 4 `R { name: Str, tags: List[Str], next: Option[L] }`, 5 `Option[L]`,
-/// 6 `(Int, R)`.
+/// 6 `(Int, R)`, 7 `T = Leaf | Node(T, Int, T)`.
 fn table() {
     install(vec![
         TyDesc::Int,
@@ -26,6 +26,10 @@ fn table() {
         },
         TyDesc::Option(2),
         TyDesc::Tuple(vec![0, 4]),
+        TyDesc::Sum {
+            name: "T".into(),
+            variants: vec![("Leaf".into(), vec![]), ("Node".into(), vec![7, 0, 7])],
+        },
     ]);
 }
 
@@ -186,6 +190,58 @@ fn plain_default_mode_frees_the_same_blocks_into_the_free_lists() {
         assert!(unsafe { std::slice::from_raw_parts(r as *const u64, 6) }
             .iter()
             .all(|&w| w == 0));
+    });
+}
+
+/// A complete binary tree of `T` of depth `d` (static `Leaf`s at the
+/// bottom); its nodes' addresses are added to `nodes`.
+fn tree(d: u32, nodes: &mut Vec<usize>) -> u64 {
+    if d == 0 {
+        return TAGS.as_ptr() as u64; // Leaf, tag 0
+    }
+    let (l, r) = (tree(d - 1, nodes), tree(d - 1, nodes));
+    let p = alloc(32, 1) as *mut u64;
+    unsafe {
+        *p = 1;
+        *p.add(1) = l;
+        *p.add(2) = d as u64;
+        *p.add(3) = r;
+    }
+    nodes.push(p as usize);
+    p as u64
+}
+
+/// A tree's nodes come free in every mode that frees, and in the plain
+/// default mode straight onto the free list.
+#[test]
+fn trees_free_deep_in_every_mode() {
+    on_fresh_stack(|| {
+        for settings in [Settings::DEFAULT, counting(), check_mode()] {
+            let (mem, counted) = (settings.mem, settings.counting());
+            let _g = fresh(settings);
+            table();
+            let mut nodes = Vec::new();
+            let t = tree(12, &mut nodes);
+            unsafe { rt::sspur_free_deep(t, 0, 7, 0) };
+            match mem {
+                MemMode::Check => {
+                    assert_eq!(rt::stats().freed_by_kind, [4095, 0, 0, 0]);
+                    collect();
+                    assert!(rt::check_reports().is_empty(), "{:?}", rt::check_reports());
+                }
+                _ if counted => {
+                    assert_eq!(rt::stats().freed_by_kind, [4095, 0, 0, 0]);
+                    assert_eq!(rt::stats().left_for_collector().0, 0);
+                }
+                _ => {
+                    let mut again: Vec<usize> =
+                        nodes.iter().map(|_| alloc(32, 1) as usize).collect();
+                    nodes.sort_unstable();
+                    again.sort_unstable();
+                    assert_eq!(nodes, again);
+                }
+            }
+        }
     });
 }
 

@@ -24,6 +24,10 @@ pub(crate) enum Shape {
     /// A `[tag, fields...]` block (sums and `Some`): variant `tag`'s owning
     /// fields are `variants[first + tag]`, a range of `children`.
     Tagged { first: u32, count: u32 },
+    /// A tagged block whose owning fields all hold one-word values of its
+    /// own type (a tree or a chain): the deep free takes such a value
+    /// apart with a work list of bare pointers and no per-block dispatch.
+    Tree { first: u32, count: u32 },
 }
 
 /// A field that may own a block: its first word's offset in its cell, its
@@ -99,9 +103,18 @@ impl Plans {
                         let v = self.fields(table, 1, fs.iter().copied());
                         self.variants.push(v);
                     }
-                    Shape::Tagged {
-                        first,
-                        count: variants.len() as u32,
+                    let count = variants.len() as u32;
+                    let own = self.shapes.len() as u32;
+                    let all = &self.variants[first as usize..];
+                    let tree = all.iter().all(|&(f, n)| {
+                        self.children[f as usize..(f + n) as usize]
+                            .iter()
+                            .all(|c| c.ty == own && !c.two)
+                    });
+                    if tree {
+                        Shape::Tree { first, count }
+                    } else {
+                        Shape::Tagged { first, count }
                     }
                 }
                 _ => Shape::Nothing,
@@ -133,7 +146,7 @@ impl Plans {
         (first, self.children.len() as u32 - first)
     }
 
-    /// The owning fields of a block of tagged type `first..first + count`
+    /// The owning fields of a block of tagged (or tree) type `first..first + count`
     /// whose tag is `tag` (none for a tag out of range).
     #[inline(always)]
     pub fn variant(&self, first: u32, count: u32, tag: u64) -> &[Child] {
@@ -194,7 +207,8 @@ mod tests {
     #[test]
     fn plans_keep_only_the_owning_fields_at_their_offsets() {
         // 0 Int, 1 Str, 2 `T = Leaf | Node(Int, T, Str, T, C)`, 3 Option[T],
-        // 4 (Int, Fn, List[Int]), 5 Fn, 6 List[Int], 7 `C = Red | Black`.
+        // 4 (Int, Fn, List[Int]), 5 Fn, 6 List[Int], 7 `C = Red | Black`,
+        // 8 `U = Tip | Bin(U, Int, U, C)`.
         let table = vec![
             TyDesc::Int,
             TyDesc::Str,
@@ -212,6 +226,10 @@ mod tests {
             TyDesc::Sum {
                 name: "C".into(),
                 variants: vec![("Red".into(), vec![]), ("Black".into(), vec![])],
+            },
+            TyDesc::Sum {
+                name: "U".into(),
+                variants: vec![("Tip".into(), vec![]), ("Bin".into(), vec![8, 0, 8, 7])],
             },
         ];
         let mut p = Plans::new();
@@ -263,6 +281,15 @@ mod tests {
         );
         assert_eq!(p.shapes[5], Shape::Nothing);
         assert_eq!(p.shapes[7], Shape::Nothing, "an enum's values are static");
+        let Shape::Tree { first, count } = p.shapes[8] else {
+            panic!("{:?}", p.shapes[8]);
+        };
+        let bin: Vec<_> = p
+            .variant(first, count, 1)
+            .iter()
+            .map(|c| (c.off, c.ty))
+            .collect();
+        assert_eq!(bin, [(1, 8), (3, 8)]);
         assert_eq!(
             p.shapes[6],
             Shape::List {
