@@ -502,7 +502,7 @@ fn old_bitmaps(rt: &Rt) -> Vec<Option<Box<[u64; 64]>>> {
 /// barrier: it is young (unmarked in a minor collection, before
 /// `mark_block`; on a young page in a major one, whose marks are cleared)
 /// or already remembered. Called before the block is marked.
-#[inline]
+#[inline(always)]
 fn note_held(rt: &Rt, id: usize, i: usize, m: &mut Marker) {
     let page = &rt.heap.pages[id];
     if page.kind as usize != POINTER {
@@ -586,20 +586,22 @@ fn mark_word(rt: &mut Rt, w: usize, m: &mut Marker) {
         return;
     }
     let id = id as usize - 1;
-    let page = &rt.heap.pages[id];
-    if !m.check && Page::bit(&page.mark, page.index_of(w)) {
+    let i = rt.heap.pages[id].index_of(w);
+    if !m.check && Page::bit(&rt.heap.pages[id].mark, i) {
         return;
     }
-    if let Some(i) = rt.heap.lookup_in(id, w) {
+    if rt.heap.allocated(id, i) {
         mark_block(rt, id, i, m, true);
     }
 }
 
 /// Marks block `i` of page `id`; `report` says a quarantined block reached
 /// this way is evidence (a heap word or registered root, not the stack).
+#[inline]
 fn mark_block(rt: &mut Rt, id: usize, i: usize, m: &mut Marker, report: bool) {
     let page = &mut rt.heap.pages[id];
-    if Page::bit(&page.quarantine, i) {
+    // Only check mode quarantines blocks.
+    if m.check && Page::bit(&page.quarantine, i) {
         // Reported when reached from the heap or a root, even if the
         // stack reached it first.
         Page::set(&mut page.mark, i);
@@ -631,6 +633,8 @@ fn drain(rt: &mut Rt, m: &mut Marker) {
 }
 
 fn scan(rt: &mut Rt, b: usize, len: usize, m: &mut Marker) {
+    // The heap's bounds do not change while marking (no page is mapped).
+    let (lo, hi) = (rt.heap.lo, rt.heap.hi);
     let mut a = b;
     while a + 8 <= b + len {
         // SAFETY: `(b, len)` is an allocated pointer block of an in-use page
@@ -638,8 +642,11 @@ fn scan(rt: &mut Rt, b: usize, len: usize, m: &mut Marker) {
         // `lookup`), so `b..b + len` is mapped, and nothing frees or releases
         // pages during marking; `b` is 16-aligned and `a` steps by 8 inside it.
         let w = unsafe { *(a as *const usize) };
-        mark_word(rt, w, m);
         a += 8;
+        if w < lo || w > hi {
+            continue;
+        }
+        mark_word(rt, w, m);
     }
 }
 

@@ -348,22 +348,26 @@ impl<T: Tier> Heap<T> {
     /// gives for `addr`): its index.
     #[inline(always)]
     pub fn lookup_in(&self, id: usize, addr: usize) -> Option<usize> {
+        let i = self.pages[id].index_of(addr);
+        self.allocated(id, i).then_some(i)
+    }
+
+    /// Whether block `i` (an index `index_of` gave) of page `id` is allocated.
+    #[inline(always)]
+    pub fn allocated(&self, id: usize, i: usize) -> bool {
         let page = &self.pages[id];
-        let i = page.index_of(addr);
         if i >= page.nblocks || page.cached {
-            return None;
+            return false;
         }
         if Page::bit(&page.alloc, i) {
-            return Some(i);
+            return true;
         }
         if page.class != LARGE {
             let cs = &self.classes[page.kind as usize * NUM_CLASSES + page.class as usize];
             let block = page.block_addr(i);
-            if cs.page as usize == id + 1 && block >= cs.bump_start && block < cs.bump {
-                return Some(i);
-            }
+            return cs.page as usize == id + 1 && block >= cs.bump_start && block < cs.bump;
         }
-        None
+        false
     }
 
     /// Base and usable size of the block holding `addr`.
