@@ -130,7 +130,10 @@ const COMPILER_STACK: usize = 512 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let code = stdx::with_big_stack(COMPILER_STACK, "sspur", || execute(cli));
+    // Under `ulimit -v` the compiler's stack takes at most a quarter of the
+    // limit: the program's thread and heap need the rest.
+    let stack = stdx::address_space_limit().map_or(COMPILER_STACK, |l| COMPILER_STACK.min(l / 4));
+    let code = stdx::with_big_stack(stack, "sspur", || execute(cli));
     let _ = std::io::stdout().flush();
     ExitCode::from(code)
 }

@@ -65,7 +65,7 @@ pub struct Options {
 /// promises (a million nested calls) plus slack, then smaller ones where
 /// the system refuses that reservation (under `ulimit -v`); the overflow
 /// trap comes from the guard page, whatever the size.
-const PROGRAM_STACKS: [usize; 3] = [(1 << 30) + (64 << 20), 256 << 20, 64 << 20];
+const PROGRAM_STACKS: [usize; 4] = [(1 << 30) + (64 << 20), 256 << 20, 64 << 20, 16 << 20];
 
 /// Where `emit clif` pretends static data lives, so its output does not
 /// depend on the addresses of one process.
@@ -107,7 +107,7 @@ impl Out<'_> {
     fn submit(
         &mut self,
         sh: &mut Shared,
-        pool: &mut parallel::Pool,
+        pool: &mut parallel::Pool<'_>,
         func: Function,
         id: FuncId,
         owner: ir::FnId,
@@ -445,6 +445,7 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
     // Read the mode without initialising the runtime here: it must be
     // initialised on the program thread, whose stack the collector scans.
     let drops = rt::Settings::from_env().map_or(true, |s| s.mem != rt::MemMode::Gc);
+    rt::config::share_malloc_arenas_under_address_limit();
     let compiled = match compile(program, &opts.path, drops, false, parallel::workers()) {
         Ok(c) => c,
         Err(e) => {
@@ -594,6 +595,9 @@ mod tests {
             let serial = layout(&program, 1);
             assert!(!serial.0.is_empty(), "{}: nothing compiled", file.display());
             assert_eq!(serial, layout(&program, 3), "{}", file.display());
+            // No worker at all (the system refused every thread): the
+            // lowering thread compiles each function itself.
+            assert_eq!(serial, layout(&program, 0), "{}", file.display());
             compared += 1;
         }
         assert!(compared > 50, "only {compared} programs compared");

@@ -18,9 +18,11 @@ use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
-/// Stack of a worker: Cranelift's passes iterate, but a function as large
-/// as the parser allows should not depend on that.
-const WORKER_STACK: usize = 64 << 20;
+/// Stacks of a worker, largest first: Cranelift's passes iterate, but a
+/// function as large as the parser allows should not depend on that. The
+/// smaller one is for where the system refuses the first (`ulimit -v`);
+/// where it refuses both, the main thread compiles every function itself.
+const WORKER_STACKS: [usize; 2] = [64 << 20, 8 << 20];
 
 /// A lowered function on its way to a worker.
 struct Job {
@@ -41,8 +43,11 @@ struct Piece {
 }
 
 /// The main thread's side of a compilation in progress.
-pub(crate) struct Pool {
+pub(crate) struct Pool<'a> {
     jobs: Option<SyncSender<Job>>,
+    /// No worker could start: the main thread compiles each job as it is
+    /// submitted.
+    inline: Option<Worker<'a>>,
     done: Receiver<(usize, Result<Piece, String>)>,
     /// What each job is, by index: its id, owner and kind.
     meta: Vec<(FuncId, ir::FnId, Code)>,
@@ -56,33 +61,45 @@ pub(crate) fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Runs `lower` with a pool of `n` workers compiling what it submits;
-/// the workers stop when `lower` returns.
+/// Runs `lower` with a pool of up to `n` workers compiling what it
+/// submits (none started, or `n` = 0: `lower`'s thread compiles each
+/// function as it is submitted); the workers stop when `lower` returns.
 pub(crate) fn with_pool<R>(
     isa: &dyn TargetIsa,
     n: usize,
     lower: impl FnOnce(&mut Pool) -> Result<R, String>,
 ) -> Result<R, String> {
-    let n = n.max(1);
-    let (jobs_tx, jobs_rx) = mpsc::sync_channel::<Job>(4 * n);
+    let (jobs_tx, jobs_rx) = mpsc::sync_channel::<Job>(4 * n.max(1));
     let (done_tx, done_rx) = mpsc::channel();
     // Shared by the workers only, so a send fails (instead of waiting)
     // once every worker is gone.
     let jobs_rx = Arc::new(Mutex::new(jobs_rx));
     std::thread::scope(|scope| {
-        for i in 0..n {
-            let jobs = jobs_rx.clone();
-            let done = done_tx.clone();
-            std::thread::Builder::new()
-                .name(format!("sspur-codegen-{i}"))
-                .stack_size(WORKER_STACK)
-                .spawn_scoped(scope, move || worker(isa, &jobs, done))
-                .map_err(|e| format!("cannot start a codegen thread: {e}"))?;
+        let mut started = 0;
+        'workers: for i in 0..n {
+            for size in WORKER_STACKS {
+                let jobs = jobs_rx.clone();
+                let done = done_tx.clone();
+                let spawned = std::thread::Builder::new()
+                    .name(format!("sspur-codegen-{i}"))
+                    .stack_size(size)
+                    .spawn_scoped(scope, move || {
+                        let mut w = Worker::new(isa);
+                        w.serve(&jobs, done)
+                    });
+                if spawned.is_ok() {
+                    started += 1;
+                    continue 'workers;
+                }
+            }
+            // The system refuses threads now: go on with those running.
+            break;
         }
         drop(jobs_rx);
         drop(done_tx);
         let mut pool = Pool {
-            jobs: Some(jobs_tx),
+            jobs: (started > 0).then_some(jobs_tx),
+            inline: (started == 0).then(|| Worker::new(isa)),
             done: done_rx,
             meta: Vec::new(),
             waiting: BTreeMap::new(),
@@ -94,21 +111,42 @@ pub(crate) fn with_pool<R>(
     })
 }
 
-fn worker(
-    isa: &dyn TargetIsa,
-    jobs: &Mutex<Receiver<Job>>,
-    done: Sender<(usize, Result<Piece, String>)>,
-) {
-    let mut ctx = Context::new();
-    let mut ctrl = ControlPlane::default();
-    loop {
-        let job = match jobs.lock() {
-            Ok(rx) => rx.recv(),
-            Err(_) => return,
-        };
-        let Ok(job) = job else { return };
+/// What compiles jobs: a Cranelift context of its own.
+pub(crate) struct Worker<'a> {
+    isa: &'a dyn TargetIsa,
+    ctx: Context,
+    ctrl: ControlPlane,
+}
+
+impl<'a> Worker<'a> {
+    fn new(isa: &'a dyn TargetIsa) -> Worker<'a> {
+        Worker {
+            isa,
+            ctx: Context::new(),
+            ctrl: ControlPlane::default(),
+        }
+    }
+
+    /// Compiles jobs until the main thread stops sending them.
+    fn serve(&mut self, jobs: &Mutex<Receiver<Job>>, done: Sender<(usize, Result<Piece, String>)>) {
+        loop {
+            let job = match jobs.lock() {
+                Ok(rx) => rx.recv(),
+                Err(_) => return,
+            };
+            let Ok(job) = job else { return };
+            let index = job.index;
+            let piece = self.compile(job);
+            if done.send((index, piece)).is_err() {
+                return;
+            }
+        }
+    }
+
+    fn compile(&mut self, job: Job) -> Result<Piece, String> {
+        let ctx = &mut self.ctx;
         ctx.func = job.func;
-        let piece = match ctx.compile(isa, &mut ctrl) {
+        let piece = match ctx.compile(self.isa, &mut self.ctrl) {
             Ok(_) => Ok(()),
             Err(e) => Err(format!("Compilation({:?})", e.inner)),
         }
@@ -128,13 +166,11 @@ fn worker(
             }
         });
         ctx.clear();
-        if done.send((job.index, piece)).is_err() {
-            return;
-        }
+        piece
     }
 }
 
-impl Pool {
+impl Pool<'_> {
     /// Hands `func` (the code of `id`, which belongs to `owner`) to the
     /// workers, and defines what they have finished meanwhile.
     pub(crate) fn submit(
@@ -153,6 +189,11 @@ impl Pool {
             func,
             marks: sh.calls.list.len(),
         };
+        if let Some(w) = self.inline.as_mut() {
+            let piece = w.compile(job);
+            self.waiting.insert(index, piece);
+            return self.define_ready(sh);
+        }
         let stopped = || "the codegen threads stopped".to_string();
         let tx = self.jobs.as_ref().ok_or_else(stopped)?;
         if tx.send(job).is_err() {

@@ -165,6 +165,7 @@ pub fn run(
     stderr: &mut dyn Write,
 ) -> Outcome {
     let (tx, rx) = std::sync::mpsc::channel::<Msg>();
+    rt::config::share_malloc_arenas_under_address_limit();
     std::thread::scope(|scope| {
         // Fall back to smaller stacks where the system refuses the large
         // reservation; the depth check adapts to the size obtained.

@@ -225,6 +225,20 @@ pub fn address_space_left() -> Option<usize> {
     Some(limit.saturating_sub(mapped_bytes().unwrap_or(0)))
 }
 
+/// Under `ulimit -v`, every thread that allocates (the codegen workers,
+/// the program thread) would reserve a malloc arena of 64 MB of address
+/// space that is never given back, which the limit cannot spare: threads
+/// started after this call share the existing arenas.
+pub fn share_malloc_arenas_under_address_limit() {
+    if address_space_left().is_some() {
+        // SAFETY: mallopt takes two integers; M_ARENA_MAX only bounds the
+        // arenas glibc creates from now on.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+        }
+    }
+}
+
 /// The process's mapped address space (`/proc/self/statm`'s first field).
 fn mapped_bytes() -> Option<usize> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;

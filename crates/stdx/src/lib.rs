@@ -82,6 +82,19 @@ pub fn with_big_stack<R: Send>(
     }
 }
 
+/// The process's address space limit (`ulimit -v`, `Max address space`
+/// of `/proc/self/limits`) in bytes; `None` when unlimited or unknown.
+pub fn address_space_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    let soft = line["Max address space".len()..]
+        .split_whitespace()
+        .next()?;
+    soft.parse().ok()
+}
+
 /// The process's resident memory at one moment and its peak until then,
 /// in bytes; shown as `rss R MB peak P MB`.
 #[derive(Clone, Copy, Debug)]
