@@ -29,6 +29,9 @@ fn stack_left() -> usize {
 /// Slack kept off a started thread's budget: the frames above the work.
 const SLACK: usize = 1 << 20;
 
+/// The smallest stack [`with_big_stack`] falls back to.
+const MIN_STACK: usize = 16 << 20;
+
 /// Runs `work` on a new thread with a `stack_bytes` stack (reserved, not
 /// committed: only the pages used are touched) and returns its result; on
 /// the current thread if no thread can be started. A panic in `work` is
@@ -56,22 +59,31 @@ pub fn with_big_stack<R: Send>(
         Ok(mut w) => w.take(),
         Err(poisoned) => poisoned.into_inner().take(),
     };
+    // Where the system refuses the reservation (a loaded machine, `ulimit
+    // -v`), smaller stacks still beat the caller's own, which is all that
+    // is left after them.
+    let sizes = std::iter::successors(Some(stack_bytes), |s| (s / 4 >= MIN_STACK).then_some(s / 4));
     let on_thread = std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .name(name.to_string())
-            .stack_size(stack_bytes)
-            .spawn_scoped(scope, || {
-                let budget = stack_bytes.saturating_sub(SLACK);
-                BIG_STACK.with(|b| b.set(Some((stack_address(), budget))));
-                take().map(|w| w())
-            });
-        match spawned {
-            Ok(handle) => match handle.join() {
-                Ok(out) => out,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            Err(_) => None,
+        for size in sizes {
+            let spawned = std::thread::Builder::new()
+                .name(name.to_string())
+                .stack_size(size)
+                .spawn_scoped(scope, {
+                    let take = &take;
+                    move || {
+                        let budget = size.saturating_sub(SLACK);
+                        BIG_STACK.with(|b| b.set(Some((stack_address(), budget))));
+                        take().map(|w| w())
+                    }
+                });
+            if let Ok(handle) = spawned {
+                return match handle.join() {
+                    Ok(out) => out,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                };
+            }
         }
+        None
     });
     match on_thread {
         Some(out) => out,
