@@ -212,7 +212,6 @@ unsafe fn push_elements(work: &mut Vec<(u64, u64, u32)>, p: u64, len: u64, elem:
 #[inline(always)]
 unsafe fn children_of(plans: &Plans, shape: Shape, a: u64) -> &[Child] {
     match shape {
-        // SAFETY: a tagged value points at its `[tag, fields...]` words.
         Shape::Tagged { first, count } | Shape::Tree { first, count } => {
             // SAFETY: a tagged value points at its `[tag, fields...]` words.
             plans.variant(first, count, unsafe { word(a, 0) })

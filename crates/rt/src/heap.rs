@@ -433,7 +433,7 @@ impl<T: Tier> Heap<T> {
         }
         let page = &self.pages[id - 1];
         if page.class != LARGE {
-            let i = (((addr - page.base) as u64 * page.recip) >> 32) as usize;
+            let i = page.index_of(addr);
             if i < page.nblocks && Page::bit(&page.alloc, i) {
                 return self.free_block(id - 1, i);
             }

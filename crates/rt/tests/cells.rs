@@ -99,12 +99,14 @@ fn records() -> (u64, u64, Vec<(usize, usize, u32)>) {
     }
     let mut string = |text: &str| {
         let p = block(&mut blocks, text.len(), 0);
+        // SAFETY: `p` is a fresh block of `text.len()` bytes, disjoint from `text`.
         unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len()) };
         (p as u64, text.len() as u64)
     };
     let name = string("a heap name");
     let (t0, t1) = (string("x"), string("yz"));
     let tags = block(&mut blocks, 32, 1) as *mut u64;
+    // SAFETY: four words inside the fresh 32-byte block.
     unsafe {
         *tags = t0.0;
         *tags.add(1) = t0.1;
@@ -116,13 +118,16 @@ fn records() -> (u64, u64, Vec<(usize, usize, u32)>) {
     let mut c = l;
     while c != nil() {
         blocks.push((c as usize, 24, 1));
+        // SAFETY: `c` is a live `Cons` block of three words.
         c = unsafe { *(c as *const u64).add(2) };
     }
+    // SAFETY: two words inside the fresh 16-byte block.
     unsafe {
         *some = 1;
         *some.add(1) = l;
     }
     let r = block(&mut blocks, 40, 1) as *mut u64;
+    // SAFETY: five words inside the fresh 40-byte block.
     unsafe {
         *r = name.0;
         *r.add(1) = name.1;
@@ -131,6 +136,7 @@ fn records() -> (u64, u64, Vec<(usize, usize, u32)>) {
         *r.add(4) = some as u64;
     }
     let t = block(&mut blocks, 16, 1) as *mut u64;
+    // SAFETY: two words inside the fresh 16-byte block.
     unsafe {
         *t = 7;
         *t.add(1) = r as u64;
@@ -138,6 +144,7 @@ fn records() -> (u64, u64, Vec<(usize, usize, u32)>) {
     // A static string field (a literal) is not freed.
     let lit = b"literal";
     let r2 = block(&mut blocks, 40, 1) as *mut u64;
+    // SAFETY: words 0, 1 and 4 of the fresh 40-byte block.
     unsafe {
         *r2 = lit.as_ptr() as u64;
         *r2.add(1) = lit.len() as u64;
@@ -152,6 +159,7 @@ fn deep_free_follows_records_options_lists_and_strings() {
         let _g = fresh(counting());
         table();
         let (t, r2, _) = records();
+        // SAFETY: `t` and `r2` own every block under them, used by nothing else.
         unsafe { rt::sspur_free_deep(t, 0, 6, 0) };
         unsafe { rt::sspur_free_deep(r2, 0, 4, 0) };
         let s = rt::stats();
@@ -174,6 +182,7 @@ fn plain_default_mode_frees_the_same_blocks_into_the_free_lists() {
         let _g = fresh(Settings::DEFAULT);
         table();
         let (t, r2, blocks) = records();
+        // SAFETY: `t` and `r2` own every block under them, used by nothing else.
         unsafe { rt::sspur_free_deep(t, 0, 6, 0) };
         unsafe { rt::sspur_free_deep(r2, 0, 4, 0) };
         // Each free list hands back exactly the blocks freed into it.
@@ -187,6 +196,8 @@ fn plain_default_mode_frees_the_same_blocks_into_the_free_lists() {
         assert_eq!(freed, again);
         // A pointer block comes back zeroed.
         let r = blocks.iter().find(|b| b.1 == 40).map(|b| b.0).unwrap();
+        // SAFETY: `r` is a 40-byte block of the heap, handed out again
+        // above (its class rounds it to 48 bytes: six words).
         assert!(unsafe { std::slice::from_raw_parts(r as *const u64, 6) }
             .iter()
             .all(|&w| w == 0));
@@ -201,6 +212,7 @@ fn tree(d: u32, nodes: &mut Vec<usize>) -> u64 {
     }
     let (l, r) = (tree(d - 1, nodes), tree(d - 1, nodes));
     let p = alloc(32, 1) as *mut u64;
+    // SAFETY: four words inside the fresh 32-byte block.
     unsafe {
         *p = 1;
         *p.add(1) = l;
@@ -222,6 +234,7 @@ fn trees_free_deep_in_every_mode() {
             table();
             let mut nodes = Vec::new();
             let t = tree(12, &mut nodes);
+            // SAFETY: `t` owns its nodes, used by nothing else afterwards.
             unsafe { rt::sspur_free_deep(t, 0, 7, 0) };
             match mem {
                 MemMode::Check => {
@@ -255,11 +268,13 @@ fn plain_default_mode_frees_ten_million_cells_without_recursion() {
         for i in 0..10_000_000 {
             l = cons(i, l);
         }
+        // SAFETY: `l` owns its cells, used by nothing else afterwards.
         unsafe { rt::sspur_free_deep(l, 0, 2, 0) };
         // The last block freed is the first handed out again.
         assert_eq!(alloc(24, 1) as u64, first);
         let before = rt::stats().heap_bytes;
         let l = chain(10_000_000);
+        // SAFETY: as above.
         unsafe { rt::sspur_free_deep(l, 0, 2, 0) };
         assert!(rt::stats().heap_bytes <= before + (1 << 20));
     });
