@@ -71,7 +71,7 @@ fn driver_program_equals_checker_program() {
         }
         let owned = ownership::analyze(&checked).program;
         let runnable = driver::runnable_program(&db, file, false).expect("runnable");
-        if *runnable != owned {
+        if runnable != owned {
             failures.push(format!(
                 "{path}: the driver's program with drops differs from the ownership pass's"
             ));

@@ -176,7 +176,7 @@ fn corpus_interp() {
 #[test]
 fn corpus_interp_with_checked_drops() {
     run_corpus("ownership + checked drops", true, |p| {
-        ownership::analyze(&p).program
+        std::sync::Arc::unwrap_or_clone(ownership::analyze(&p).program)
     });
 }
 

@@ -344,6 +344,9 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
         }
     }
     if flags.interp {
+        // The program is all that running needs: free the parse trees,
+        // checker tables and analysis before it starts.
+        drop(db);
         let opts = interp::Options {
             path: shown,
             args,
@@ -366,13 +369,16 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
             .collect(),
         None => Default::default(),
     };
+    // Code generation needs only the program: the parse trees, checker
+    // tables and analysis are freed before it allocates.
+    drop(db);
     let opts = codegen::Options {
         path: shown,
         args,
         time: flags.time,
         site_names,
     };
-    codegen::run(&program, &opts).clamp(0, 255) as u8
+    codegen::run(program, &opts).clamp(0, 255) as u8
 }
 
 #[derive(clap::Args)]

@@ -436,7 +436,9 @@ pub fn emit_clif(program: &Program) -> String {
 /// inside the runtime. One program per process: the runtime's heap and
 /// settings are process-wide and its collector scans the first program
 /// thread's stack, so a second call reports an error instead of running.
-pub fn run(program: &Program, opts: &Options) -> i32 {
+/// The program's IR is freed before `main` starts when `program` holds the
+/// last reference to it.
+pub fn run(program: std::sync::Arc<Program>, opts: &Options) -> i32 {
     static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if STARTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
         eprintln!("sspur: the native runtime runs one program per process");
@@ -446,7 +448,7 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
     // initialised on the program thread, whose stack the collector scans.
     let drops = rt::Settings::from_env().map_or(true, |s| s.mem != rt::MemMode::Gc);
     rt::config::share_malloc_arenas_under_address_limit();
-    let compiled = match compile(program, &opts.path, drops, false, parallel::workers()) {
+    let compiled = match compile(&program, &opts.path, drops, false, parallel::workers()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("sspur: native code generation failed: {e}");
@@ -473,7 +475,7 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
         .map(|e| {
             compiled
                 .calls
-                .table(&compiled.module, program, &opts.path, e)
+                .table(&compiled.module, &program, &opts.path, e)
         })
         .map(Box::new);
     let ranges: Vec<(usize, usize, String)> = compiled
@@ -499,6 +501,16 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
         .unwrap_or(0);
     let (l, c) = program.line_col(main_fn);
     let fallback = format!("{}:{l}:{c}", opts.path);
+    // Everything below needs only the code and the tables made from the
+    // IR: free the IR and give the compiler's freed memory back to the
+    // system, so it does not count against the program's footprint.
+    drop(program);
+    release_freed_memory();
+    if opts.time {
+        if let Some(m) = stdx::memory() {
+            eprintln!("mem: before main {m}");
+        }
+    }
     let body = move || {
         rt::sspur_rt_init();
         rt::set_site_names(names);
@@ -553,6 +565,16 @@ pub fn run(program: &Program, opts: &Options) -> i32 {
     // The module owns the code; keep it alive until the thread is done.
     drop(compiled);
     code
+}
+
+/// Returns the allocator's free pages to the system (glibc keeps them
+/// otherwise, and a compile of a large program frees hundreds of MB).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ const SRC: &str =
 /// The analysed program with `drop xs` planted after `let keep = [xs]`.
 fn planted() -> ir::Program {
     let checked = check::check_source(SRC).unwrap_or_else(|d| panic!("{d:?}"));
-    let mut program = ownership::analyze(&checked).program;
+    let mut program = std::sync::Arc::unwrap_or_clone(ownership::analyze(&checked).program);
     let (f, _) = program
         .items
         .fns
@@ -59,7 +59,7 @@ fn check_mode_reports_a_use_of_a_freed_block_that_faults() {
             time: false,
             site_names: Default::default(),
         };
-        std::process::exit(codegen::run(&planted(), &opts));
+        std::process::exit(codegen::run(std::sync::Arc::new(planted()), &opts));
     }
     let out = Command::new(std::env::current_exe().expect("test binary"))
         .args([

@@ -294,8 +294,6 @@ pub fn runnable_program(db: &dyn Db, file: SourceFile, gc: bool) -> Option<Arc<P
     if gc {
         program(db, file).clone()
     } else {
-        analysis(db, file)
-            .as_ref()
-            .map(|a| Arc::new(a.program.clone()))
+        analysis(db, file).as_ref().map(|a| a.program.clone())
     }
 }

@@ -150,7 +150,8 @@ fn run_interp(cfg: &RunConfig, path: &Path, text: &str) -> Outcome {
                         return (Vec::new(), msg.into_bytes(), 1);
                     }
                 };
-                let mut program = ownership::analyze(&program).program;
+                let mut program =
+                    std::sync::Arc::unwrap_or_clone(ownership::analyze(&program).program);
                 if let Some(h) = hook {
                     program = h(&program);
                 }

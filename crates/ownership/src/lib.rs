@@ -163,7 +163,8 @@ pub struct AllocSite {
 pub struct Analysis {
     /// The program with drops, old-value frees, consumed keys, string
     /// builders and temporaries written in.
-    pub program: Program,
+    /// Shared so the driver hands it to a backend without a copy.
+    pub program: std::sync::Arc<Program>,
     /// Indexed like `program.items.fns`.
     pub summaries: Vec<Summary>,
     /// Every allocation site, in source order.
@@ -247,7 +248,7 @@ pub fn analyze(program: &Program) -> Analysis {
     pipelines.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     sets.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     Analysis {
-        program: out,
+        program: std::sync::Arc::new(out),
         summaries,
         fates,
         reasons,
