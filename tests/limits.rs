@@ -234,3 +234,31 @@ fn growth_under_an_address_space_limit_traps() {
         assert!(r.rss_mb <= 3 << 10, "{mode:?}: peak RSS {} MB", r.rss_mb);
     }
 }
+
+/// `SSPUR_STACK_MB` sizes the program's stack in both backends: natively
+/// the thread's stack, in the interpreter ten thousand calls per MB. A
+/// recursion that fits runs in both; one far deeper traps in both with the
+/// same first line. The deep case goes far beyond 16 MB because the
+/// system may hand the program thread a cached stack up to four times the
+/// size asked for.
+#[test]
+fn stack_mb_bounds_the_depth_in_both_backends() {
+    let src = |n: u32| {
+        format!("fn down(n: Int) -> Int {{\n    if n == 0 {{ 0 }} else {{ 1 + down(n - 1) }}\n}}\n\nfn main() {{\n    print(down({n}))\n}}\n")
+    };
+    let env = [("SSPUR_STACK_MB", "16"), ("SSPUR_BACKTRACE", "0")];
+    for mode in [&["run"][..], &["run", "--interp"][..]] {
+        let r = run("stack_fits", &src(100_000), mode, &env);
+        assert_eq!(r.exit, 0, "{mode:?}: {}", text(&r.stderr));
+        assert_eq!(text(&r.stdout), "100000\n", "{mode:?}");
+        let r = run("stack_deep", &src(40_000_000), mode, &env);
+        assert_eq!(r.exit, 101, "{mode:?}: {}", text(&r.stderr));
+        assert!(r.stdout.is_empty(), "{mode:?}");
+        let err = text(&r.stderr);
+        assert!(
+            err.starts_with("trap: stack overflow at ")
+                && err.trim_end().ends_with("stack_deep.ssp:1:4"),
+            "{mode:?}: {err}"
+        );
+    }
+}

@@ -205,6 +205,7 @@ fn run_interp(case: &Case) -> Interp {
         stdin: Some(case.stdin.clone()),
         check_drops: true,
         oracle: false,
+        max_depth: sspur_tests::INTERP_DEPTH,
     };
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let o = interp::run(&program, &opts, &mut stdout, &mut stderr);

@@ -51,6 +51,7 @@ fn run(case: &Case, program: &ir::Program, check_drops: bool) -> Run {
         stdin: Some(String::new()),
         check_drops,
         oracle: false,
+        max_depth: sspur_tests::INTERP_DEPTH,
     };
     let mut out = Vec::new();
     let mut err = Vec::new();
@@ -174,6 +175,7 @@ fn corpus_stats() {
                 stdin: Some(read("stdin").unwrap_or_default()),
                 check_drops: true,
                 oracle: true,
+                max_depth: sspur_tests::INTERP_DEPTH,
             };
             let o = interp::run(&a.program, &opts, &mut Vec::new(), &mut Vec::new());
             if let Some(r) = o.oracle {

@@ -104,6 +104,7 @@ fn compare(case: &Case, program: &ir::Program, check_drops: bool) -> Option<Stri
         stdin: Some(case.stdin.clone()),
         check_drops,
         oracle: false,
+        max_depth: sspur_tests::INTERP_DEPTH,
     };
     let mut out = Vec::new();
     let mut err = Vec::new();
@@ -197,6 +198,7 @@ fn corpus_oracle_bounds_drops() {
             stdin: Some(case.stdin.clone()),
             check_drops: true,
             oracle: true,
+            max_depth: sspur_tests::INTERP_DEPTH,
         };
         let outcome = interp::run(&program, &opts, &mut Vec::new(), &mut Vec::new());
         drop(dir);

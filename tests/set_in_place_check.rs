@@ -78,6 +78,7 @@ fn run(p: &Program) -> (i32, String, String) {
         stdin: Some(String::new()),
         check_drops: true,
         oracle: false,
+        max_depth: sspur_tests::INTERP_DEPTH,
     };
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let o = interp::run(p, &opts, &mut out, &mut err);

@@ -6,6 +6,11 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The root of the repository (this package's manifest directory).
+/// The interpreter's call depth in the in-process runs of the tests: the
+/// default (ten million) would make an unbounded recursion touch gigabytes
+/// of stack in a debug build.
+pub const INTERP_DEPTH: Option<usize> = Some(1_500_000);
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

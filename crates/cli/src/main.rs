@@ -25,8 +25,9 @@ use driver::{Database, SourceFile};
 /// Environment (native runs): SSPUR_MEM=gc|check, SSPUR_GC_STATS=1|sites,
 /// SSPUR_GC_YOUNG_MB, SSPUR_GC_MIN_MB, SSPUR_GC_FACTOR, SSPUR_GC_STRESS=KB,
 /// SSPUR_ALLOC_REPORT=1, SSPUR_FAIL_ALLOC_AT=n; both backends:
-/// SSPUR_MAX_HEAP_MB=n, SSPUR_BACKTRACE=0 (no call chain under a trap)
-/// (see docs/runtime.md).
+/// SSPUR_MAX_HEAP_MB=n, SSPUR_BACKTRACE=0 (no call chain under a trap),
+/// SSPUR_STACK_MB=n (the program's stack, default 1024) (see
+/// docs/runtime.md).
 #[derive(Parser)]
 #[command(name = "sspur", version, about, long_about)]
 struct Cli {
@@ -353,6 +354,7 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
             stdin: None,
             check_drops: flags.check_drops,
             oracle: flags.oracle,
+            max_depth: None,
         };
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();

@@ -61,11 +61,20 @@ pub struct Options {
     pub site_names: HashMap<(FnId, ExprId, bool), String>,
 }
 
-/// Stack of the program thread, largest first: what docs/language.md
-/// promises (a million nested calls) plus slack, then smaller ones where
-/// the system refuses that reservation (under `ulimit -v`); the overflow
-/// trap comes from the guard page, whatever the size.
-const PROGRAM_STACKS: [usize; 4] = [(1 << 30) + (64 << 20), 256 << 20, 64 << 20, 16 << 20];
+/// Stacks of the program thread, largest first: `SSPUR_STACK_MB` (1 GiB
+/// by default) plus a sixteenth for the runtime's own frames, then smaller
+/// ones where the system refuses that reservation (under `ulimit -v`); the
+/// overflow trap comes from the guard page, whatever the size.
+fn program_stacks(stack_bytes: usize) -> Vec<usize> {
+    let first = stack_bytes + stack_bytes / 16;
+    std::iter::once(first)
+        .chain(
+            [256 << 20, 64 << 20, 16 << 20]
+                .into_iter()
+                .filter(|s| *s < first),
+        )
+        .collect()
+}
 
 /// Where `emit clif` pretends static data lives, so its output does not
 /// depend on the addresses of one process.
@@ -446,7 +455,8 @@ pub fn run(program: std::sync::Arc<Program>, opts: &Options) -> i32 {
     }
     // Read the mode without initialising the runtime here: it must be
     // initialised on the program thread, whose stack the collector scans.
-    let drops = rt::Settings::from_env().map_or(true, |s| s.mem != rt::MemMode::Gc);
+    let settings = rt::Settings::from_env().unwrap_or(rt::Settings::DEFAULT);
+    let drops = settings.mem != rt::MemMode::Gc;
     rt::config::share_malloc_arenas_under_address_limit();
     let compiled = match compile(&program, &opts.path, drops, false, parallel::workers()) {
         Ok(c) => c,
@@ -529,7 +539,7 @@ pub fn run(program: std::sync::Arc<Program>, opts: &Options) -> i32 {
     let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(body)));
     let mut thread = None;
     let mut refused = None;
-    for size in PROGRAM_STACKS {
+    for size in program_stacks(settings.stack_bytes()) {
         let slot = slot.clone();
         let spawned = std::thread::Builder::new()
             .name("sspur-main".into())

@@ -161,6 +161,7 @@ fn run_interp(cfg: &RunConfig, path: &Path, text: &str) -> Outcome {
                     stdin: Some(String::new()),
                     check_drops: true,
                     oracle: false,
+                    max_depth: None,
                 };
                 let (mut out, mut err) = (Vec::new(), Vec::new());
                 let o = interp::run(&program, &opts, &mut out, &mut err);

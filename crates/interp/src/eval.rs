@@ -62,6 +62,16 @@ fn no_body(prog: &Program, f: FnId) -> Box<Ctrl> {
 }
 
 impl<'p> Frame<'p> {
+    /// With the oracle on: hands each argument's lent list to its
+    /// parameter. Out of line: it is off the path of an ordinary call.
+    #[inline(never)]
+    fn lend_params(&mut self, lent: Vec<Option<Lent>>) {
+        self.lent.resize(self.locals.len(), None);
+        for (p, l) in self.body.params.iter().zip(lent) {
+            self.lent[idx(*p)] = l;
+        }
+    }
+
     /// A closure's frame with captures and arguments bound, and the
     /// lambda's body.
     #[inline(never)]
@@ -137,8 +147,6 @@ pub(crate) const NO_CALL_SITE: u32 = u32::MAX;
 /// The message of the trap of too deep a call nesting.
 pub(crate) const STACK_OVERFLOW: &str = "stack overflow";
 
-/// Calls deeper than this trap with `stack overflow` whatever the stack left.
-pub(crate) const MAX_DEPTH: usize = 1_500_000;
 /// Stack kept free below the budget for the work between two calls.
 const STACK_MARGIN: usize = 1 << 20;
 
@@ -158,6 +166,9 @@ pub(crate) struct Interp<'p> {
     pub(crate) calls: Vec<(Active, u32)>,
     pub(crate) stack_base: usize,
     pub(crate) stack_size: usize,
+    /// Calls deeper than this trap with `stack overflow` whatever the
+    /// stack left (see [`crate::Options::max_depth`]).
+    pub(crate) max_depth: usize,
     /// Per [`Kind`]: blocks made, shared, freed by drops, reused in place.
     pub(crate) counts: [Counts; 4],
     /// Whether copies of cells and closures are tracked for the oracle
@@ -577,7 +588,7 @@ impl<'p> Interp<'p> {
     #[inline(never)]
     fn enter(&mut self, offset: u32) -> Option<Box<Ctrl>> {
         let used = self.stack_base.saturating_sub(stack_pointer());
-        if self.depth >= MAX_DEPTH || used + STACK_MARGIN > self.stack_size {
+        if self.depth >= self.max_depth || used + STACK_MARGIN > self.stack_size {
             return Some(Box::new(Ctrl::Trap(STACK_OVERFLOW.into(), offset)));
         }
         self.depth += 1;
@@ -620,10 +631,7 @@ impl<'p> Interp<'p> {
         }
         let mut fr = Frame::with_args(self.prog, f, args);
         if !lent.is_empty() {
-            fr.lent.resize(fr.locals.len(), None);
-            for (p, l) in fr.body.params.iter().zip(lent) {
-                fr.lent[idx(*p)] = l;
-            }
+            fr.lend_params(lent);
         }
         let Some(root) = fr.body.root else {
             return Err(no_body(self.prog, f));
@@ -1375,12 +1383,24 @@ impl<'p> Interp<'p> {
             Err(c) => return Err(c),
         };
         match self.eval(fr, rhs) {
-            Ok(r) => {
-                let v = self.binop(fr, e, op, l, r);
-                self.checked(fr, e, v)
-            }
+            Ok(r) => self.binop_checked(fr, e, op, l, r),
             Err(c) => Err(c),
         }
+    }
+
+    /// Out of line so that `eval_binary`, which is on the native stack
+    /// while its right operand (often a call) runs, keeps a small frame.
+    #[inline(never)]
+    fn binop_checked(
+        &mut self,
+        fr: &Frame<'p>,
+        e: ExprId,
+        op: BinOp,
+        l: Value,
+        r: Value,
+    ) -> R<Value> {
+        let v = self.binop(fr, e, op, l, r);
+        self.checked(fr, e, v)
     }
 
     #[inline(never)]

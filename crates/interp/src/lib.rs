@@ -35,6 +35,10 @@ pub struct Options {
     pub check_drops: bool,
     /// Count blocks that were never shared (see [`OracleReport`]).
     pub oracle: bool,
+    /// How deep calls may nest before the trap `stack overflow`; `None`
+    /// takes it from `SSPUR_STACK_MB` ([`rt::Settings::max_call_depth`]),
+    /// about ten million calls by default.
+    pub max_depth: Option<usize>,
 }
 
 /// How a run ended.
@@ -152,9 +156,26 @@ pub const EXIT_DROP_CHECK: i32 = 3;
 /// Exit code of a trap.
 pub const EXIT_TRAP: i32 = 101;
 
-/// Virtual stack reserved for the interpreter thread, largest first. Only
-/// the pages a program actually recurses through are touched.
-const STACK_SIZES: [usize; 4] = [8 << 30, 1 << 30, 256 << 20, 64 << 20];
+/// Native stack reserved per allowed call: an optimised build takes about
+/// 740 bytes for a small function's call, so twice that leaves room for
+/// larger frames. Only the pages a program recurses through are touched.
+const STACK_PER_CALL: usize = 1600;
+
+/// Virtual stacks to try for the interpreter thread, largest first: room
+/// for `depth` calls (at most 16 GiB), then smaller ones where the system
+/// refuses the reservation; the depth check adapts to the size obtained.
+fn stack_sizes(depth: usize) -> Vec<usize> {
+    let first = depth
+        .saturating_mul(STACK_PER_CALL)
+        .clamp(64 << 20, 16 << 30);
+    std::iter::once(first)
+        .chain(
+            [8 << 30, 1 << 30, 256 << 20, 64 << 20]
+                .into_iter()
+                .filter(|s| *s < first),
+        )
+        .collect()
+}
 
 /// Runs `main` of `program`, writing the program's output to `stdout` and
 /// `stderr`.
@@ -171,13 +192,19 @@ pub fn run(
         // reservation; the depth check adapts to the size obtained.
         let mut worker = None;
         let mut last_err = None;
-        for size in STACK_SIZES {
+        let depth = opts.max_depth.unwrap_or_else(|| {
+            rt::Settings::from_env()
+                .unwrap_or(rt::Settings::DEFAULT)
+                .max_call_depth()
+        });
+        for size in stack_sizes(depth) {
             let tx = tx.clone();
             match std::thread::Builder::new()
                 .name("sspur-interp".into())
                 .stack_size(size)
-                .spawn_scoped(scope, move || run_on_this_thread(program, opts, tx, size))
-            {
+                .spawn_scoped(scope, move || {
+                    run_on_this_thread(program, opts, tx, size, depth)
+                }) {
                 Ok(w) => {
                     worker = Some(w);
                     break;
@@ -289,6 +316,7 @@ fn run_on_this_thread(
     opts: &Options,
     tx: std::sync::mpsc::Sender<Msg>,
     stack_size: usize,
+    max_depth: usize,
 ) -> Outcome {
     let mut it = Interp {
         prog: program,
@@ -303,6 +331,7 @@ fn run_on_this_thread(
         calls: Vec::new(),
         stack_base: eval::stack_pointer(),
         stack_size,
+        max_depth,
         counts: Default::default(),
         lending: opts.oracle,
         reuse: None,

@@ -46,6 +46,9 @@ pub struct Settings {
     pub max_heap_bytes: usize,
     /// `SSPUR_BACKTRACE`: print the call chain under a trap (default on).
     pub backtrace: bool,
+    /// `SSPUR_STACK_MB`: the program's stack (native: its thread's stack;
+    /// the interpreter: [`Settings::max_call_depth`] calls).
+    pub stack_mb: usize,
 }
 
 impl Settings {
@@ -60,7 +63,13 @@ impl Settings {
         fail_alloc_at: 0,
         max_heap_bytes: 0,
         backtrace: true,
+        stack_mb: 1024,
     };
+
+    /// Calls the interpreter nests per MB of `SSPUR_STACK_MB`: a small
+    /// native frame takes about a hundred bytes, so both backends reach
+    /// about the same depth (ten million calls in the default 1 GiB).
+    pub const CALLS_PER_STACK_MB: usize = 10_000;
 
     /// The heap limit in bytes: `SSPUR_MAX_HEAP_MB`, or the default.
     pub fn max_heap(&self) -> usize {
@@ -69,6 +78,16 @@ impl Settings {
         } else {
             default_max_heap()
         }
+    }
+
+    /// The program's stack in bytes (`SSPUR_STACK_MB`).
+    pub fn stack_bytes(&self) -> usize {
+        self.stack_mb << 20
+    }
+
+    /// How deep the interpreter lets calls nest before `stack overflow`.
+    pub fn max_call_depth(&self) -> usize {
+        self.stack_mb * Self::CALLS_PER_STACK_MB
     }
 
     /// Whether anything reads the allocation counters. This is the single
@@ -163,6 +182,9 @@ impl Settings {
         }
         if let Some(v) = get("SSPUR_MAX_HEAP_MB") {
             s.max_heap_bytes = positive_mb("SSPUR_MAX_HEAP_MB", &v, 1 << 30)? << 20;
+        }
+        if let Some(v) = get("SSPUR_STACK_MB") {
+            s.stack_mb = positive_mb("SSPUR_STACK_MB", &v, 64 << 10)?;
         }
         if let Some(v) = get("SSPUR_BACKTRACE") {
             s.backtrace = match v.as_str() {
@@ -339,6 +361,9 @@ mod tests {
             (&[("SSPUR_BACKTRACE", "0")], |s| {
                 !s.backtrace && !s.counting()
             }),
+            (&[("SSPUR_STACK_MB", "64")], |s| {
+                s.stack_bytes() == 64 << 20 && s.max_call_depth() == 640_000
+            }),
         ];
         for (env, ok) in cases {
             let s = parse(env).unwrap();
@@ -364,6 +389,8 @@ mod tests {
             ("SSPUR_MAX_HEAP_MB", "0"),
             ("SSPUR_BACKTRACE", "no"),
             ("SSPUR_MAX_HEAP_MB", "1e3"),
+            ("SSPUR_STACK_MB", "0"),
+            ("SSPUR_STACK_MB", "65537"),
         ];
         for (k, v) in cases {
             let err = parse(&[(k, v)]).unwrap_err();
