@@ -319,17 +319,30 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
     let t_parse = t.elapsed();
     let m_parse = flags.time.then(stdx::memory).flatten();
     let t = Instant::now();
-    let ok = checked(&db, file, flags.warnings).is_some();
+    let checked_program = checked(&db, file, flags.warnings);
     let t_check = t.elapsed();
     let m_check = flags.time.then(stdx::memory).flatten();
-    if !ok || parse_errors {
-        return 1;
-    }
-    let t = Instant::now();
-    let gc = gc_mode();
-    let Some(program) = driver::runnable_program(&db, file, gc) else {
+    let Some(checked_program) = checked_program.filter(|_| !parse_errors) else {
         return 1;
     };
+    // Running needs only the checked program from here on: free the parse
+    // trees and the checker's tables before the analysis allocates, so the
+    // phases' peaks do not add up. (`driver::runnable_program` gives the
+    // same program; the database would keep everything alive.)
+    drop(db);
+    let t = Instant::now();
+    let analysis = ownership::analyze(&checked_program);
+    let site_names = ownership::alloc_sites(&analysis)
+        .into_iter()
+        .map(|s| ((s.func, s.expr, s.elements), s.name))
+        .collect();
+    let program = if gc_mode() {
+        checked_program
+    } else {
+        drop(checked_program);
+        analysis.program.clone()
+    };
+    drop(analysis);
     let t_own = t.elapsed();
     let m_own = flags.time.then(stdx::memory).flatten();
     if flags.time {
@@ -345,9 +358,6 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
         }
     }
     if flags.interp {
-        // The program is all that running needs: free the parse trees,
-        // checker tables and analysis before it starts.
-        drop(db);
         let opts = interp::Options {
             path: shown,
             args,
@@ -364,16 +374,6 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
         }
         return outcome.exit_code.clamp(0, 255) as u8;
     }
-    let site_names = match driver::analysis(&db, file) {
-        Some(a) => ownership::alloc_sites(a)
-            .into_iter()
-            .map(|s| ((s.func, s.expr, s.elements), s.name))
-            .collect(),
-        None => Default::default(),
-    };
-    // Code generation needs only the program: the parse trees, checker
-    // tables and analysis are freed before it allocates.
-    drop(db);
     let opts = codegen::Options {
         path: shown,
         args,
