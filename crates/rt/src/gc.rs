@@ -48,6 +48,19 @@
 //! young block is in it. A major collection clears the marks before it
 //! scans the roots, so it counts a held block as young when its page is on
 //! the young list (a superset).
+//!
+//! Major collections paced by the old generation run incrementally: a
+//! cycle clears a second mark bitmap (`Page::mmark`, the cycle's marks),
+//! greys the old blocks a minor collection meets, marks old blocks in
+//! short slices from a grey stack kept between pauses, and ends with a
+//! final pause: a minor collection, the rest of the marking, and the sweep
+//! of every page (kept: old, or just promoted, and marked by the cycle).
+//! Between the steps the mark bits still mean old, so minor collections
+//! run as usual, greying the old blocks they meet and giving the blocks
+//! they promote the cycle's mark. The barrier rule is what makes it sound
+//! (incremental update): a scanned block comes to point at another only
+//! through a store the remembered set covers, and every collection scans
+//! the remembered set. See docs/runtime.md.
 
 use std::time::{Duration, Instant};
 
@@ -84,8 +97,108 @@ pub fn stack_base() -> usize {
 pub enum Kind {
     /// Roots and the remembered set; frees young garbage only.
     Minor,
-    /// Everything.
+    /// Everything, stopping the world (abandons an incremental cycle).
     Major,
+    /// The end of an incremental major collection: a minor collection that
+    /// also finishes the cycle's marking, then the sweep of every page.
+    Final,
+}
+
+/// Young bytes handed out between two mark slices of an incremental major
+/// collection (at most; a minor collection comes sooner if due).
+const SLICE_BYTES: usize = 1 << 20;
+/// Bytes of old pointer blocks a slice scans per young byte handed out
+/// since the last one: the marking outpaces the program's promotion.
+const MARK_RATE: usize = 8;
+/// The least a slice scans, and the most wall time it takes (checked every
+/// few blocks): a slice stops at whichever comes first, or sooner when
+/// nothing is left to mark.
+const SLICE_MIN_WORK: usize = 1 << 20;
+const SLICE_MAX_TIME: Duration = Duration::from_millis(5);
+
+/// Called when pacing wants the collector (the young budget or the next
+/// slice is due, or the heap limit was reached): a minor collection, or
+/// the next step of an incremental major collection.
+pub fn step(rt: &mut Rt) {
+    if rt.heap.want_major {
+        collect(rt, Kind::Major);
+    } else if rt.marking {
+        if rt.major_stack.is_empty() {
+            collect(rt, Kind::Final);
+        } else if rt.heap.young_bytes >= rt.heap.young_budget {
+            collect(rt, Kind::Minor);
+        } else {
+            let work = (rt.heap.young_bytes - rt.slice_from)
+                .saturating_mul(MARK_RATE)
+                .max(SLICE_MIN_WORK);
+            // Marking fell far behind: the old generation doubled its
+            // threshold. Finish it in this pause rather than grow further.
+            let work = if rt.heap.old_bytes > 2 * rt.major_threshold.max(1) {
+                usize::MAX
+            } else {
+                work
+            };
+            slice(rt, work);
+        }
+    } else if rt.heap.old_bytes + rt.live_after_gc / MARK_RATE > rt.major_threshold {
+        // Started early by about the old bytes the program may promote
+        // while the cycle marks the last live set (the young bytes it
+        // hands out meanwhile), so the heap peaks where a stop-the-world
+        // major collection would have let it.
+        start_major(rt);
+    } else {
+        collect(rt, Kind::Minor);
+    }
+}
+
+/// `SSPUR_GC_STRESS`: mostly minor collections; every fourth advances an
+/// incremental major collection, every sixteenth is a stop-the-world one.
+pub fn stress_step(rt: &mut Rt) {
+    if rt.collections % 16 == 15 {
+        collect(rt, Kind::Major);
+    } else if rt.collections % 4 == 3 {
+        if !rt.marking {
+            start_major(rt);
+        } else if rt.major_stack.is_empty() {
+            collect(rt, Kind::Final);
+        } else {
+            slice(rt, SLICE_MIN_WORK);
+        }
+    } else {
+        collect(rt, Kind::Minor);
+    }
+}
+
+/// Starts an incremental major collection: clears the cycle's marks and
+/// runs a minor collection that greys the old blocks it meets (the roots'
+/// and the remembered and young blocks' old targets).
+pub fn start_major(rt: &mut Rt) {
+    rt.check_owner();
+    if rt.stack_base == 0 || rt.in_gc {
+        return;
+    }
+    if !rt.marking {
+        for page in rt.heap.pages.iter_mut().filter(|p| p.in_use) {
+            page.mmark = [0; 64];
+        }
+        rt.major_stack.clear();
+        rt.marking = true;
+        rt.gc.cycles_started += 1;
+    }
+    collect(rt, Kind::Minor);
+}
+
+/// Sets when pacing next asks the collector in: the young budget, or,
+/// while an incremental major collection marks, the next slice if sooner.
+fn set_trigger(rt: &mut Rt) {
+    let h = &mut rt.heap;
+    h.trigger = if rt.marking {
+        rt.slice_from = h.young_bytes;
+        h.young_budget
+            .min(h.young_bytes.saturating_add(SLICE_BYTES))
+    } else {
+        h.young_budget
+    };
 }
 
 /// The write barrier: records that a pointer was (or is about to be, with
@@ -118,16 +231,6 @@ fn remember_old(rt: &mut Rt, id: usize, i: usize) {
     }
 }
 
-/// The kind of collection pacing asks for: major when the old generation
-/// has grown past its threshold or the heap limit was reached, else minor.
-pub fn paced_kind(rt: &Rt) -> Kind {
-    if rt.heap.want_major || rt.heap.old_bytes > rt.major_threshold {
-        Kind::Major
-    } else {
-        Kind::Minor
-    }
-}
-
 /// Collects now. Kept out of line: the stack scan starts at this frame,
 /// so the frames of the collector proper (below it) are never scanned:
 /// they hold words read from roots and blocks by an earlier collection,
@@ -139,6 +242,11 @@ pub fn collect(rt: &mut Rt, kind: Kind) {
     if rt.stack_base == 0 || rt.in_gc {
         return;
     }
+    let kind = if kind == Kind::Final && !rt.marking {
+        Kind::Minor
+    } else {
+        kind
+    };
     let mut regs = [0usize; 12];
     spill_callee_saved(&mut regs);
     std::hint::black_box(&mut regs);
@@ -209,6 +317,29 @@ struct Marker {
     minor: bool,
     /// Check mode (quarantined blocks are marked and reported).
     check: bool,
+    /// An incremental major collection is marking: old blocks this
+    /// collection meets without the cycle's mark get it and go on `major`
+    /// (grey), and the blocks it promotes get it too (they are scanned
+    /// here, so black).
+    grey: bool,
+    major: Vec<(usize, usize)>,
+}
+
+impl Marker {
+    fn new(minor: bool, check: bool) -> Marker {
+        Marker {
+            stack: Vec::new(),
+            found: Vec::new(),
+            held: Vec::new(),
+            promoted: 0,
+            remembered_bytes: 0,
+            scanned_bytes: 0,
+            minor,
+            check,
+            grey: false,
+            major: Vec::new(),
+        }
+    }
 }
 
 #[inline(never)]
@@ -216,55 +347,24 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     let start = Instant::now();
     let cpu_start = thread_cpu_time();
     rt.in_gc = true;
-    let minor = kind == Kind::Minor;
+    if kind == Kind::Major {
+        // A stop-the-world major collection ends any incremental one.
+        rt.marking = false;
+        rt.major_stack = Vec::new();
+    }
+    let minor = kind != Kind::Major;
     let young_before = rt.heap.young_bytes;
     // Check mode: which blocks were old, for the barrier audit of a major.
-    let was_old = if rt.mode == MemMode::Check && !minor {
+    let was_old = if rt.mode == MemMode::Check && kind != Kind::Minor {
         Some(old_bitmaps(rt))
     } else {
         None
     };
     prepare(rt, kind);
-    let mut m = Marker {
-        stack: Vec::new(),
-        found: Vec::new(),
-        held: Vec::new(),
-        promoted: 0,
-        remembered_bytes: 0,
-        scanned_bytes: 0,
-        minor,
-        check: rt.mode == MemMode::Check,
-    };
-    // The stack: dead words may point at quarantined blocks: not reported.
-    for &w in regs {
-        mark_root_word(rt, w, &mut m);
-    }
-    let base = rt.stack_base;
-    valgrind_make_defined(sp, base - sp);
-    let mut a = sp;
-    while a + 8 <= base {
-        // SAFETY: `collect` checked that this is the owner thread, whose
-        // stack base `init` recorded, and `sp` is an 8-aligned address in
-        // `collect`'s frame on that stack; every word from there up to the
-        // base belongs to a live frame of this thread and is mapped. We only
-        // read it as an integer. (A conservative scan also reads padding and
-        // dead slots, which the Rust abstract machine calls uninitialised;
-        // the words are plain machine words here and are only compared.)
-        let w = unsafe { *(a as *const usize) };
-        mark_root_word(rt, w, &mut m);
-        a += 8;
-    }
-    for i in 0..rt.roots.len() {
-        // SAFETY: `add_root`'s contract: a registered word stays readable
-        // for the rest of the run; it is a `*const usize`, so aligned.
-        let w = unsafe { *rt.roots[i] };
-        if w >= rt.heap.lo && w <= rt.heap.hi {
-            if let Some((id, i)) = rt.heap.lookup(w) {
-                note_held(rt, id, i, &mut m);
-                mark_block(rt, id, i, &mut m, true);
-            }
-        }
-    }
+    let mut m = Marker::new(minor, rt.mode == MemMode::Check);
+    m.grey = rt.marking;
+    m.major = std::mem::take(&mut rt.major_stack);
+    mark_roots(rt, regs, sp, &mut m);
     if minor {
         // The remembered set: the only old blocks that may point at young
         // ones (see the module comment; the marking above does not enter an
@@ -274,14 +374,28 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         }
     }
     drain(rt, &mut m);
-    if rt.mode == MemMode::Check {
+    rt.major_stack = std::mem::take(&mut m.major);
+    if kind == Kind::Final {
+        // The rest of the cycle's marking: old blocks only (the young ones
+        // this collection reached are promoted and black).
+        let scanned = mark_old(rt, usize::MAX, None);
+        m.scanned_bytes += scanned;
+        if rt.mode == MemMode::Check {
+            if let Some(was_old) = &was_old {
+                verify_final(rt, regs, sp, was_old);
+            }
+        }
+    } else if rt.mode == MemMode::Check {
         if let Some(was_old) = &was_old {
             audit_barrier(rt, was_old);
         }
         audit(rt, &mut m.found);
     }
     let freed = sweep(rt, kind);
-    if minor {
+    if kind == Kind::Final {
+        rt.marking = false;
+        rt.major_stack = Vec::new();
+    } else if minor {
         rt.heap.old_bytes += m.promoted;
     }
     // The next cycle's remembered set: the pointer blocks the roots hold.
@@ -308,6 +422,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     if rt.settings.gc_stats == crate::config::StatsMode::Log {
         log_collection(rt, kind, young_before, freed, &m, stack_bytes, pause, cpu);
     }
+    set_trigger(rt);
     let g = &mut rt.gc;
     match kind {
         Kind::Minor => {
@@ -317,6 +432,11 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         Kind::Major => {
             g.major += 1;
             g.longest_major = g.longest_major.max(pause);
+        }
+        Kind::Final => {
+            g.major += 1;
+            g.longest_major = g.longest_major.max(pause);
+            g.longest_final = g.longest_final.max(pause);
         }
     }
     g.cpu_total += cpu;
@@ -330,6 +450,41 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     g.longest_pause = g.longest_pause.max(pause);
     rt.collections += 1;
     rt.in_gc = false;
+}
+
+/// Marks from the roots: the spilled registers, the stack from `sp` (in
+/// `collect`'s frame) to its base, and the registered roots.
+fn mark_roots(rt: &mut Rt, regs: &[usize; 12], sp: usize, m: &mut Marker) {
+    // The stack: dead words may point at quarantined blocks: not reported.
+    for &w in regs {
+        mark_root_word(rt, w, m);
+    }
+    let base = rt.stack_base;
+    valgrind_make_defined(sp, base - sp);
+    let mut a = sp;
+    while a + 8 <= base {
+        // SAFETY: `collect` checked that this is the owner thread, whose
+        // stack base `init` recorded, and `sp` is an 8-aligned address in
+        // `collect`'s frame on that stack; every word from there up to the
+        // base belongs to a live frame of this thread and is mapped. We only
+        // read it as an integer. (A conservative scan also reads padding and
+        // dead slots, which the Rust abstract machine calls uninitialised;
+        // the words are plain machine words here and are only compared.)
+        let w = unsafe { *(a as *const usize) };
+        mark_root_word(rt, w, m);
+        a += 8;
+    }
+    for i in 0..rt.roots.len() {
+        // SAFETY: `add_root`'s contract: a registered word stays readable
+        // for the rest of the run; it is a `*const usize`, so aligned.
+        let w = unsafe { *rt.roots[i] };
+        if w >= rt.heap.lo && w <= rt.heap.hi {
+            if let Some((id, i)) = rt.heap.lookup(w) {
+                note_held(rt, id, i, m);
+                mark_block(rt, id, i, m, true);
+            }
+        }
+    }
 }
 
 /// `SSPUR_GC_STATS=log`: one line per collection, on stderr as it ends.
@@ -347,8 +502,10 @@ fn log_collection(
     let line = format!(
         "sspur gc: {} {}: young {} B, promoted {} B, freed {} B, read stack {} B, remembered {} B, marked {} B; old {} B, next young budget {} B; pause {:.3} ms, cpu {:.3} ms\n",
         match kind {
+            Kind::Minor if m.grey => "minor (marking)",
             Kind::Minor => "minor",
             Kind::Major => "major",
+            Kind::Final => "final",
         },
         rt.collections + 1,
         young_before,
@@ -424,7 +581,7 @@ fn pace(
     } else {
         (promoted as f64 / young_before as f64).min(1.0)
     };
-    if kind == Kind::Major {
+    if kind != Kind::Minor {
         let target = (rt.heap.old_bytes as f64 * rt.settings.gc_factor) as usize;
         rt.major_threshold = target.max(rt.settings.gc_min_bytes);
         rt.live_after_gc = rt.heap.old_bytes;
@@ -475,13 +632,19 @@ fn prepare(rt: &mut Rt, kind: Kind) {
         // The sweep may release the page being carved; it puts the page
         // back on the partial list if it still has free blocks.
         h.classes[k].carve = 0;
-        if kind == Kind::Major {
+        if kind != Kind::Minor {
             h.partial[k].clear();
         }
     }
-    if kind == Kind::Major {
+    if kind != Kind::Minor {
+        // Both sweep every page and rebuild the partial lists; a major
+        // collection marks everything again, the end of an incremental
+        // one keeps the marks (old, and the cycle's).
+        let major = kind == Kind::Major;
         for page in h.pages.iter_mut().filter(|p| p.in_use) {
-            page.mark = [0; 64];
+            if major {
+                page.mark = [0; 64];
+            }
             page.in_partial = false;
         }
     }
@@ -537,6 +700,9 @@ fn mark_root_word(rt: &mut Rt, w: usize, m: &mut Marker) {
         if Page::bit(&page.mark, i) {
             if w != page.block_addr(i) {
                 note_held(rt, id, i, m);
+                if m.grey {
+                    grey(rt, id, i, m);
+                }
                 return;
             }
             // At a block's start: also the end of the block before it,
@@ -545,6 +711,10 @@ fn mark_root_word(rt: &mut Rt, w: usize, m: &mut Marker) {
             if i > 0 && Page::bit(&page.mark, i - 1) {
                 note_held(rt, id, i, m);
                 note_held(rt, id, i - 1, m);
+                if m.grey {
+                    grey(rt, id, i, m);
+                    grey(rt, id, i - 1, m);
+                }
                 return;
             }
         }
@@ -588,6 +758,9 @@ fn mark_word(rt: &mut Rt, w: usize, m: &mut Marker) {
     let id = id as usize - 1;
     let i = rt.heap.pages[id].index_of(w);
     if !m.check && Page::bit(&rt.heap.pages[id].mark, i) {
+        if m.grey {
+            grey(rt, id, i, m);
+        }
         return;
     }
     if rt.heap.allocated(id, i) {
@@ -613,15 +786,149 @@ fn mark_block(rt: &mut Rt, id: usize, i: usize, m: &mut Marker, report: bool) {
     if Page::bit(&page.mark, i) {
         // Marked in this collection, or old in a minor one: its children
         // are marked or old, or it is remembered.
+        if m.grey {
+            grey(rt, id, i, m);
+        }
         return;
     }
     Page::set(&mut page.mark, i);
+    if m.grey {
+        // Promoted during an incremental major collection: scanned here,
+        // so black (its old children are greyed as the scan meets them).
+        Page::set(&mut page.mmark, i);
+    }
     if m.minor {
         m.promoted += page.block_size;
     }
     if page.kind as usize == POINTER {
         m.stack.push((page.block_addr(i), page.block_size));
     }
+}
+
+/// An old block (its mark bit set) that a collection met while an
+/// incremental major collection marks: gets the cycle's mark and, a
+/// pointer block, goes on the cycle's grey stack.
+#[inline(never)]
+fn grey(rt: &mut Rt, id: usize, i: usize, m: &mut Marker) {
+    let page = &mut rt.heap.pages[id];
+    if Page::bit(&page.mmark, i) {
+        return;
+    }
+    Page::set(&mut page.mmark, i);
+    if page.kind as usize == POINTER {
+        m.major.push((page.block_addr(i), 0));
+    }
+}
+
+/// The incremental major collection's marking: pops grey blocks off
+/// `rt.major_stack` and scans them until `budget` bytes are scanned or
+/// `deadline` passes (a large block is scanned in pieces), giving the
+/// cycle's mark to the old blocks they point into and pushing the pointer
+/// blocks among them. Young blocks are left to the minor collections (the
+/// final one included): each scans the young blocks it reaches and greys
+/// their old targets. A grey entry is looked up again, since the program
+/// may have freed the block since (no longer marked: skipped) and a sweep
+/// released its page. Returns the bytes scanned.
+fn mark_old(rt: &mut Rt, budget: usize, deadline: Option<Instant>) -> usize {
+    let (lo, hi) = (rt.heap.lo, rt.heap.hi);
+    let mut work = 0usize;
+    let mut blocks = 0u32;
+    while let Some((b, from)) = rt.major_stack.pop() {
+        let id = rt.heap.map_get(b);
+        if id == 0 {
+            continue;
+        }
+        let id = id as usize - 1;
+        let page = &rt.heap.pages[id];
+        if !page.in_use || page.cached || page.kind as usize != POINTER {
+            continue;
+        }
+        let i = page.index_of(b);
+        if i >= page.nblocks || !Page::bit(&page.mark, i) {
+            continue;
+        }
+        let base = page.block_addr(i);
+        let len = page.block_size;
+        let start = base + from.min(len);
+        let end = if len - from.min(len) > budget.saturating_sub(work).max(4096) {
+            let end = start + budget.saturating_sub(work).max(4096);
+            rt.major_stack.push((base, end - base));
+            end
+        } else {
+            base + len
+        };
+        work += end - start;
+        let mut a = start;
+        while a + 8 <= end {
+            // SAFETY: block `i` of in-use pointer page `id` is allocated (its
+            // mark bit is set, which only allocated blocks carry), so
+            // `base..base + len` is mapped and `start..end` lies inside it;
+            // the program is stopped in the collector. Words are 8-aligned.
+            let w = unsafe { *(a as *const usize) };
+            a += 8;
+            if w < lo || w > hi {
+                continue;
+            }
+            let tid = rt.heap.map_get(w);
+            if tid == 0 {
+                continue;
+            }
+            let t = &mut rt.heap.pages[tid as usize - 1];
+            let ti = t.index_of(w);
+            if Page::bit(&t.mark, ti) && !Page::bit(&t.mmark, ti) {
+                Page::set(&mut t.mmark, ti);
+                if t.kind as usize == POINTER {
+                    rt.major_stack.push((t.block_addr(ti), 0));
+                }
+            }
+        }
+        if work >= budget {
+            break;
+        }
+        blocks += 1;
+        if blocks.is_multiple_of(64) && deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+    }
+    work
+}
+
+/// One mark slice of an incremental major collection: a short pause that
+/// scans about `work` bytes of grey old blocks (no stack scan, no sweep).
+pub fn slice(rt: &mut Rt, work: usize) {
+    rt.check_owner();
+    if !rt.marking || rt.in_gc {
+        return;
+    }
+    let start = Instant::now();
+    let cpu_start = thread_cpu_time();
+    rt.in_gc = true;
+    let deadline = (work != usize::MAX).then(|| start + SLICE_MAX_TIME);
+    let scanned = mark_old(rt, work, deadline);
+    set_trigger(rt);
+    let pause = start.elapsed();
+    let cpu = thread_cpu_time().saturating_sub(cpu_start);
+    let g = &mut rt.gc;
+    g.slices += 1;
+    g.longest_slice = g.longest_slice.max(pause);
+    g.scanned_bytes += scanned as u64;
+    g.cpu_total += cpu;
+    g.cpu_longest = g.cpu_longest.max(cpu);
+    g.total_pause += pause;
+    g.longest_pause = g.longest_pause.max(pause);
+    if rt.settings.gc_stats == crate::config::StatsMode::Log {
+        let line = format!(
+            "sspur gc: slice {}: marked {} B, grey left {}; old {} B; pause {:.3} ms, cpu {:.3} ms\n",
+            rt.gc.slices,
+            scanned,
+            rt.major_stack.len(),
+            rt.heap.old_bytes,
+            pause.as_secs_f64() * 1e3,
+            cpu.as_secs_f64() * 1e3,
+        );
+        crate::out::write_stderr_raw(line.as_bytes());
+    }
+    rt.in_gc = false;
 }
 
 /// Scans the pointer blocks on the mark stack until it is empty.
@@ -679,46 +986,134 @@ fn audit_barrier(rt: &mut Rt, was_old: &[Option<Box<[u64; 64]>>]) {
             .is_some_and(|b| Page::bit(b, i))
     };
     let mut msgs = Vec::new();
-    for id in 0..rt.heap.pages.len() {
+    for (id, i) in blocks(rt) {
         let page = &rt.heap.pages[id];
-        if !page.in_use || page.cached || page.kind as usize != POINTER {
+        if page.kind as usize != POINTER
+            || !old(id, i)
+            || !Page::bit(&page.mark, i)
+            || Page::bit(&page.remembered, i)
+            || Page::bit(&page.quarantine, i)
+        {
             continue;
         }
-        for i in 0..page.nblocks {
-            if !old(id, i)
-                || !Page::bit(&page.mark, i)
-                || Page::bit(&page.remembered, i)
-                || Page::bit(&page.quarantine, i)
-            {
-                continue;
-            }
-            let b = page.block_addr(i);
-            let mut a = b;
-            while a + 8 <= b + page.block_size {
-                // SAFETY: block `i` is allocated (marked in this collection,
-                // so `lookup` found it) in in-use page `id`, whose mapping
-                // covers `b..b + block_size`; the program is stopped.
-                let w = unsafe { *(a as *const usize) };
-                a += 8;
-                if w < rt.heap.lo || w > rt.heap.hi {
-                    continue;
+        msgs.extend(edge_report(rt, id, i, |t, ti| !old(t, ti), |a, b| {
+            format!("sspur check: an old {a} points at a young {b} but was not remembered (a missing write barrier)")
+        }));
+    }
+    for msg in msgs {
+        crate::out::write_stderr_raw(format!("{msg}\n").as_bytes());
+        rt.reports.push(msg);
+    }
+}
+
+/// Every block slot (page id, index) of the in-use pages, for the
+/// check-mode audits that walk the whole heap.
+fn blocks(rt: &Rt) -> impl Iterator<Item = (usize, usize)> + '_ {
+    rt.heap
+        .pages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.in_use && !p.cached)
+        .flat_map(|(id, p)| (0..p.nblocks).map(move |i| (id, i)))
+}
+
+/// "N-byte block allocated at A", for check-mode reports.
+fn describe(rt: &Rt, id: usize, i: usize) -> String {
+    let page = &rt.heap.pages[id];
+    format!(
+        "{}-byte block allocated at {}",
+        page.block_size,
+        rt.site_name(page.sites.get(i).copied().unwrap_or(0))
+    )
+}
+
+/// Check mode: the report `say` makes of block `i` of page `id` (an
+/// allocated pointer block) and the first allocated, unquarantined block a
+/// word of it points into that `wanted` accepts (both described), if any.
+fn edge_report(
+    rt: &Rt,
+    id: usize,
+    i: usize,
+    wanted: impl Fn(usize, usize) -> bool,
+    say: impl Fn(String, String) -> String,
+) -> Option<String> {
+    let page = &rt.heap.pages[id];
+    let b = page.block_addr(i);
+    let mut a = b;
+    while a + 8 <= b + page.block_size {
+        // SAFETY: block `i` of in-use page `id` is allocated (the callers
+        // pass marked blocks, and mark bits are set on allocated blocks
+        // alone), so `b..b + block_size` is mapped; the program is stopped.
+        let w = unsafe { *(a as *const usize) };
+        a += 8;
+        if w < rt.heap.lo || w > rt.heap.hi {
+            continue;
+        }
+        let Some((tid, ti)) = rt.heap.lookup(w) else {
+            continue;
+        };
+        if !Page::bit(&rt.heap.pages[tid].quarantine, ti) && wanted(tid, ti) {
+            return Some(say(describe(rt, id, i), describe(rt, tid, ti)));
+        }
+    }
+    None
+}
+
+/// Check mode, at the end of an incremental major collection, before the
+/// sweep: marks again from scratch, stopping the world (exact
+/// reachability now, in the mark bits, which are restored after), for the
+/// audits every major collection runs (a missing barrier, freed blocks
+/// still reachable, writes after free), and checks the cycle against it:
+/// no reachable block is left unmarked (it would be freed), and no block
+/// the cycle marked points at an allocated block it did not (the
+/// tri-colour invariant at the end of marking).
+fn verify_final(rt: &mut Rt, regs: &[usize; 12], sp: usize, was_old: &[Option<Box<[u64; 64]>>]) {
+    let kept: Vec<Option<Box<[u64; 64]>>> = rt
+        .heap
+        .pages
+        .iter()
+        .map(|p| {
+            p.in_use.then(|| {
+                let mut b = Box::new([0u64; 64]);
+                for w in 0..64 {
+                    b[w] = p.mark[w] & p.mmark[w];
                 }
-                let Some((tid, ti)) = rt.heap.lookup(w) else {
-                    continue;
-                };
-                let t = &rt.heap.pages[tid];
-                if old(tid, ti) || Page::bit(&t.quarantine, ti) {
-                    continue;
-                }
-                msgs.push(format!(
-                    "sspur check: an old {}-byte block allocated at {} points at a young {}-byte block allocated at {} but was not remembered (a missing write barrier)",
-                    page.block_size,
-                    rt.site_name(page.sites.get(i).copied().unwrap_or(0)),
-                    t.block_size,
-                    rt.site_name(t.sites.get(ti).copied().unwrap_or(0)),
-                ));
-                break;
-            }
+                b
+            })
+        })
+        .collect();
+    let saved = old_bitmaps(rt);
+    for page in rt.heap.pages.iter_mut().filter(|p| p.in_use) {
+        page.mark = [0; 64];
+    }
+    let mut m = Marker::new(false, true);
+    mark_roots(rt, regs, sp, &mut m);
+    drain(rt, &mut m);
+    audit_barrier(rt, was_old);
+    audit(rt, &mut m.found);
+    let is_kept = |id: usize, i: usize| kept[id].as_ref().is_some_and(|b| Page::bit(b, i));
+    let mut msgs = Vec::new();
+    for (id, i) in blocks(rt) {
+        let page = &rt.heap.pages[id];
+        if Page::bit(&page.quarantine, i) {
+            continue;
+        }
+        if Page::bit(&page.mark, i) && !is_kept(id, i) {
+            msgs.push(format!(
+                "sspur check: the incremental major collection left a reachable {} unmarked",
+                describe(rt, id, i),
+            ));
+        }
+        if page.kind as usize != POINTER || !is_kept(id, i) {
+            continue;
+        }
+        msgs.extend(edge_report(rt, id, i, |t, ti| !is_kept(t, ti), |a, b| {
+            format!("sspur check: at the end of marking, a marked {a} points at an unmarked {b} (the tri-colour invariant is broken)")
+        }));
+    }
+    for (page, mark) in rt.heap.pages.iter_mut().zip(saved) {
+        if let Some(mark) = mark {
+            page.mark = *mark;
         }
     }
     for msg in msgs {
@@ -784,7 +1179,10 @@ fn locate(rt: &Rt, base: usize) -> (usize, usize) {
 /// with free blocks. Returns the bytes freed.
 fn sweep(rt: &mut Rt, kind: Kind) -> usize {
     let counting = rt.counting;
-    let major = kind == Kind::Major;
+    let major = kind != Kind::Minor;
+    // The end of an incremental major collection keeps the blocks marked
+    // both old (or promoted now) and by the cycle.
+    let cycle = kind == Kind::Final;
     let ids: Vec<u32> = if major {
         for &id in &rt.heap.young_pages {
             rt.heap.pages[id as usize].young = false;
@@ -808,6 +1206,9 @@ fn sweep(rt: &mut Rt, kind: Kind) -> usize {
         let mut dead_blocks = 0usize;
         let mut marked = 0usize;
         for w in 0..words {
+            if cycle {
+                page.mark[w] &= page.mmark[w];
+            }
             let garbage = page.alloc[w] & !page.mark[w] & !page.quarantine[w];
             if garbage != 0 {
                 if <crate::tier::Active as Tier>::BIRTHS {

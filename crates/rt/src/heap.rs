@@ -113,6 +113,11 @@ pub struct Page {
     pub quarantine: [u64; BITMAP_WORDS],
     /// Blocks in the collector's remembered set (see `gc::remember`).
     pub remembered: [u64; BITMAP_WORDS],
+    /// The incremental major collection's marks (`gc`'s module comment):
+    /// cleared when a cycle starts, set on old blocks as the cycle reaches
+    /// them and on blocks its minor collections promote. Meaningless
+    /// outside a cycle.
+    pub mmark: [u64; BITMAP_WORDS],
     /// On `Heap::young_pages`: may hold blocks handed out since the last
     /// collection.
     pub young: bool,
@@ -242,6 +247,10 @@ pub struct Heap<T: Tier = Active> {
     pub young_bytes: usize,
     /// Pacing: a minor collection once `young_bytes` would pass this.
     pub young_budget: usize,
+    /// Pacing: the collector is asked in once `young_bytes` would pass
+    /// this: the young budget, or sooner while an incremental major
+    /// collection marks (its next slice).
+    pub trigger: usize,
     /// Bytes of old (marked) blocks: set by each collection, lowered when
     /// an old block is freed at its last use.
     pub old_bytes: usize,
@@ -286,6 +295,7 @@ impl<T: Tier> Heap<T> {
             young_pages: Vec::new(),
             young_bytes: 0,
             young_budget: usize::MAX,
+            trigger: usize::MAX,
             old_bytes: 0,
             max_heap: usize::MAX,
         }
@@ -486,7 +496,7 @@ impl<T: Tier> Heap<T> {
     fn alloc_slow(&mut self, kind: usize, class: usize) -> *mut u8 {
         let k = kind * NUM_CLASSES + class;
         self.flush_cursor(k);
-        if self.gc_ready && self.young_bytes >= self.young_budget {
+        if self.gc_ready && self.young_bytes >= self.trigger {
             self.want_gc = true;
             return ptr::null_mut();
         }
@@ -671,7 +681,7 @@ impl<T: Tier> Heap<T> {
     /// Pacing: whether handing out `need` more bytes passes the young
     /// budget. Sets `want_gc` for the caller.
     fn wants_gc(&mut self, need: usize) -> bool {
-        if self.gc_ready && self.young_bytes + need > self.young_budget {
+        if self.gc_ready && self.young_bytes + need > self.trigger {
             self.want_gc = true;
             return true;
         }
@@ -709,6 +719,7 @@ impl<T: Tier> Heap<T> {
             mark: [0; BITMAP_WORDS],
             quarantine: [0; BITMAP_WORDS],
             remembered: [0; BITMAP_WORDS],
+            mmark: [0; BITMAP_WORDS],
             young: false,
             in_partial: false,
             sites: if self.track_sites {

@@ -87,6 +87,35 @@ pub fn collect_minor() {
     abi::sspur_collect_minor();
 }
 
+/// Starts an incremental major collection (a minor collection that begins
+/// its marking) unless one is marking already; pacing starts them when the
+/// old generation passes its threshold. For tests.
+pub fn major_start() {
+    let rt = rt();
+    if !rt.initialized {
+        rt.init_from_env();
+    }
+    gc::start_major(rt);
+}
+
+/// One mark slice of the incremental major collection, scanning about
+/// `bytes` bytes of old blocks; nothing when none is marking. For tests.
+pub fn major_slice(bytes: usize) {
+    gc::slice(rt(), bytes);
+}
+
+/// Ends the incremental major collection (its final pause: a minor
+/// collection, the rest of the marking, the sweep); a minor collection
+/// when none is marking. For tests.
+pub fn major_finish() {
+    gc::collect(rt(), gc::Kind::Final);
+}
+
+/// Whether an incremental major collection is marking.
+pub fn major_marking() -> bool {
+    rt().marking
+}
+
 /// Names the allocation sites: site id `i + 1` is `names[i]` (for example
 /// "examples/foo.ssp:12:5 list from map"), used by reports.
 pub fn set_site_names(names: Vec<String>) {

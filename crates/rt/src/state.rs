@@ -57,6 +57,12 @@ pub struct GcCounts {
     pub stack_bytes: u64,
     pub remembered_bytes: u64,
     pub scanned_bytes: u64,
+    /// Incremental major collections: cycles started and finished, mark
+    /// slices, and the longest slice and final pause.
+    pub cycles_started: u64,
+    pub slices: u64,
+    pub longest_slice: std::time::Duration,
+    pub longest_final: std::time::Duration,
 }
 
 /// Per-site totals, kept when sites are tracked.
@@ -90,6 +96,13 @@ pub struct Rt {
     /// The remembered set: base addresses of old pointer blocks that may
     /// point at young blocks (`Page::remembered` marks its members).
     pub remembered: Vec<usize>,
+    /// An incremental major collection is marking (`gc`'s module comment).
+    pub marking: bool,
+    /// Its grey old blocks: (block base, offset to scan from).
+    pub major_stack: Vec<(usize, usize)>,
+    /// `heap.young_bytes` when the last step of the cycle ended (a slice's
+    /// work follows the young bytes handed out since).
+    pub slice_from: usize,
     /// What the collections did, for `SSPUR_GC_STATS`.
     pub gc: GcCounts,
     pub site_names: Vec<String>,
@@ -169,6 +182,9 @@ impl Rt {
             major_threshold: 0,
             idle_doublings: 0,
             remembered: Vec::new(),
+            marking: false,
+            major_stack: Vec::new(),
+            slice_from: 0,
             gc: GcCounts {
                 minor: 0,
                 major: 0,
@@ -184,6 +200,10 @@ impl Rt {
                 stack_bytes: 0,
                 remembered_bytes: 0,
                 scanned_bytes: 0,
+                cycles_started: 0,
+                slices: 0,
+                longest_slice: std::time::Duration::ZERO,
+                longest_final: std::time::Duration::ZERO,
             },
             site_names: Vec::new(),
             sites: Vec::new(),
@@ -209,6 +229,7 @@ impl Rt {
         self.mode = settings.mem;
         self.heap.track_sites = settings.track_sites();
         self.heap.young_budget = settings.gc_young_bytes;
+        self.heap.trigger = settings.gc_young_bytes;
         self.major_threshold = settings.gc_min_bytes;
         self.heap.max_heap = settings.max_heap();
         self.settings = settings;
@@ -272,7 +293,7 @@ impl Rt {
             return std::ptr::null_mut();
         }
         self.heap.want_gc = false;
-        crate::gc::collect(self, crate::gc::paced_kind(self));
+        crate::gc::step(self);
         let ready = self.heap.gc_ready;
         self.heap.gc_ready = false;
         let p = self.heap.alloc(size, kind, DEFAULT_ORDER);
@@ -295,14 +316,11 @@ impl Rt {
             c.stress_bytes += size as u64;
             if c.stress_bytes >= self.settings.stress_bytes as u64 {
                 c.stress_bytes = 0;
-                // Mostly minor collections, every fourth a major one, so
-                // stress runs exercise both and the barrier audit.
-                let kind = if self.collections % 4 == 3 {
-                    crate::gc::Kind::Major
-                } else {
-                    crate::gc::paced_kind(self)
-                };
-                crate::gc::collect(self, kind);
+                // Mostly minor collections; every fourth advances an
+                // incremental major collection (starts it, marks a slice
+                // or finishes it), every sixteenth a stop-the-world major
+                // one, so stress runs exercise them all and the audits.
+                crate::gc::stress_step(self);
             }
         }
         let mut p = self.heap.alloc(size, kind, DEFAULT_ORDER);

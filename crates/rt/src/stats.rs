@@ -16,6 +16,7 @@
 //! pause detail: longest minor X ms, longest major Y ms, cpu total X ms, cpu longest Y ms
 //! largest live set: B bytes
 //! collector reads: stack B bytes, remembered B bytes, marked B bytes
+//! incremental majors: N started, N slices, longest slice X ms, longest final Y ms
 //! ```
 
 use std::fmt::Write;
@@ -156,6 +157,14 @@ pub fn exit_report(rt: &Rt) -> String {
             out,
             "collector reads: stack {} bytes, remembered {} bytes, marked {} bytes",
             g.stack_bytes, g.remembered_bytes, g.scanned_bytes
+        );
+        let _ = writeln!(
+            out,
+            "incremental majors: {} started, {} slices, longest slice {:.3} ms, longest final {:.3} ms",
+            g.cycles_started,
+            g.slices,
+            ms(g.longest_slice),
+            ms(g.longest_final)
         );
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;
