@@ -85,6 +85,22 @@ enum Command {
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Compile a program to a standalone executable.
+    ///
+    /// The executable runs the program as `sspur run` does (same output,
+    /// traps, exit codes and SSPUR_* settings) without compiling it again.
+    /// `SSPUR_MEM=gc` at build time compiles no drops, as for `run`. The
+    /// object file is linked with the runtime's static library (librtlib.a,
+    /// found beside the sspur binary, where cargo builds it) by the
+    /// system's C compiler (`cc`, or $CC).
+    Build {
+        /// The .ssp file.
+        file: PathBuf,
+        /// The executable to write (default: the file's name without
+        /// `.ssp`, in the current directory).
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: Option<PathBuf>,
+    },
     /// Print the fate of every allocation site: freed where and why, or
     /// left for the collector and why.
     Explain {
@@ -172,6 +188,7 @@ fn execute(cli: Cli) -> u8 {
                 warnings: w,
             },
         ),
+        Command::Build { file, output } => build(&file, output, w),
         Command::Explain { file } => with_analysis(&file, w, |a, path| {
             emit_text(&ownership::explain(a, path));
             0
@@ -381,6 +398,140 @@ fn run(path: &std::path::Path, args: Vec<String>, flags: RunFlags) -> u8 {
         site_names,
     };
     codegen::run(program, &opts).clamp(0, 255) as u8
+}
+
+/// The allocation sites' names as the ownership pass words them.
+fn site_names(
+    db: &Database,
+    file: SourceFile,
+) -> std::collections::HashMap<(ir::FnId, ir::ExprId, bool), String> {
+    match driver::analysis(db, file) {
+        Some(a) => ownership::alloc_sites(a)
+            .into_iter()
+            .map(|s| ((s.func, s.expr, s.elements), s.name))
+            .collect(),
+        None => Default::default(),
+    }
+}
+
+/// `sspur build`: the program's object file, linked with the runtime's
+/// static library into an executable.
+fn build(path: &std::path::Path, output: Option<PathBuf>, w: Warnings) -> u8 {
+    let (db, file, shown) = match load(path) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let parse_errors = !driver::parse(&db, file).diagnostics.is_empty();
+    if checked(&db, file, w).is_none() || parse_errors {
+        return 1;
+    }
+    let Some(program) = driver::runnable_program(&db, file, gc_mode()) else {
+        return 1;
+    };
+    let output = output.unwrap_or_else(|| PathBuf::from(path.file_stem().unwrap_or_default()));
+    let lib = match runtime_library() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let site_names = site_names(&db, file);
+    drop(db);
+    let opts = codegen::Options {
+        path: shown,
+        args: Vec::new(),
+        time: false,
+        site_names,
+    };
+    let object = match codegen::build_object(&program, &opts) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: native code generation failed: {e}");
+            return 1;
+        }
+    };
+    let dir = std::env::temp_dir().join(format!("sspur-build-{}", std::process::id()));
+    let obj = dir.join("program.o");
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&obj, &object)) {
+        eprintln!("error: cannot write {}: {e}", obj.display());
+        return 1;
+    }
+    let code = link(&obj, &lib, &output);
+    let _ = std::fs::remove_dir_all(&dir);
+    code
+}
+
+/// The system libraries the Rust standard library in librtlib.a needs
+/// (`rustc --print native-static-libs` on Linux).
+const SYSTEM_LIBS: &[&str] = &[
+    "-lgcc_s",
+    "-lutil",
+    "-lrt",
+    "-lpthread",
+    "-lm",
+    "-ldl",
+    "-lc",
+];
+
+/// Links `obj` with the runtime library into `output` with the system's C
+/// compiler. Generated code addresses its data absolutely: no PIE.
+fn link(obj: &std::path::Path, lib: &std::path::Path, output: &std::path::Path) -> u8 {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = std::process::Command::new(&cc)
+        .arg("-no-pie")
+        .arg("-o")
+        .arg(output)
+        .arg(obj)
+        .arg(lib)
+        .args(SYSTEM_LIBS)
+        .status();
+    match status {
+        Ok(s) if s.success() => 0,
+        Ok(s) => {
+            eprintln!(
+                "error: linking {} with `{cc}` failed ({s})",
+                output.display()
+            );
+            1
+        }
+        Err(e) => {
+            eprintln!(
+                "error: cannot run the C compiler `{cc}` to link the executable: {e} \
+                 (install a C toolchain, or set CC)"
+            );
+            1
+        }
+    }
+}
+
+/// The runtime's static library: `librtlib.a` beside the `sspur` binary
+/// (an install), or the one cargo built with it (`deps/librtlib-HASH.a`
+/// beside `target/PROFILE/sspur`; the newest if there are several).
+fn runtime_library() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the sspur binary: {e}"))?;
+    let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
+    let beside = dir.join("librtlib.a");
+    if beside.is_file() {
+        return Ok(beside);
+    }
+    let newest = std::fs::read_dir(dir.join("deps"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("librtlib-") && name.ends_with(".a")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max();
+    newest.map(|(_, p)| p).ok_or_else(|| {
+        format!(
+            "cannot find the Sspur runtime library (librtlib.a) in {} or its deps/ \
+             (cargo builds it with the sspur binary: `cargo build -p cli`)",
+            dir.display()
+        )
+    })
 }
 
 #[derive(clap::Args)]

@@ -6,17 +6,18 @@
 //! position and, for a direct call, the function it calls. After each
 //! function is compiled, [`call_returns`] reads its call instructions'
 //! return addresses (`call_sites`) and the source location of each
-//! (`get_srclocs_sorted`); once the module is finalized, [`Calls::table`]
-//! turns them into the runtime's table of absolute addresses, with each
+//! (`get_srclocs_sorted`); [`Calls::image`] turns them into the runtime's
+//! description of the code (functions by index, returns as offsets, which
+//! the runtime turns into addresses once the code is loaded), with each
 //! function's name (`f`, or `lambda at PATH:LINE:COL` for a lambda, as the
 //! interpreter names it).
 
 use crate::lower::Lowerer;
 use cranelift_codegen::ir::SourceLoc;
 use cranelift_codegen::CompiledCode;
-use cranelift_jit::JITModule;
 use cranelift_module::FuncId;
 use ir::{ExprId, FnId, Program};
+use std::collections::HashMap;
 
 /// What a compiled function is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,66 +72,64 @@ pub fn call_returns(cc: &CompiledCode, marks: usize) -> Vec<CallRet> {
 }
 
 impl Calls {
-    /// The runtime's table, once `module` is finalized; `entry` is the
-    /// trampoline that calls `main`.
-    pub fn table(
+    /// The runtime's description of the compiled functions, in the order
+    /// they were defined (`owners` gives each one's Sspur function, in the
+    /// same order); functions are named by that index.
+    pub fn image(
         &self,
-        module: &JITModule,
+        owners: &[(FuncId, FnId, u32)],
         program: &Program,
         path: &str,
-        entry: FuncId,
-    ) -> rt::backtrace::Table {
+    ) -> Vec<rt::image::Func> {
         let pos = |offset: u32| {
             let (l, c) = program.line_col(offset);
             format!("{path}:{l}:{c}")
         };
-        let mut funcs = Vec::new();
-        let mut calls = Vec::new();
-        let mut entry_ret = 0;
-        for (id, code, size, sites) in &self.funcs {
-            let start = module.get_finalized_function(*id) as usize;
-            let def = match code {
-                Code::Fn(f) => Some(pos(program.fn_span(*f).start)),
-                Code::Lambda(owner, e) => Some(pos(program.source_map(*owner).expr(*e).start)),
-                Code::Wrapper | Code::Entry => None,
-            };
-            let name = match code {
-                Code::Lambda(..) => def.as_ref().map(|d| format!("lambda at {d}")),
-                Code::Fn(f) => Some(program.items.fns[*f].name.to_string()),
-                Code::Wrapper | Code::Entry => None,
-            };
-            funcs.push(rt::backtrace::Func {
-                start,
-                end: start + *size as usize,
-                name,
-                def,
-            });
-            for &(ret, mark) in sites {
-                let ret = start + ret as usize;
-                if *id == entry {
-                    entry_ret = ret;
-                }
-                let (at, target) = match mark {
-                    Some(m) => {
-                        let (offset, target) = self.list[m as usize];
-                        let target =
-                            target.map_or(0, |t| module.get_finalized_function(t) as usize);
-                        (Some(pos(offset)), target)
-                    }
-                    None => (None, 0),
+        let index: HashMap<FuncId, u32> = self
+            .funcs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.0, i as u32))
+            .collect();
+        self.funcs
+            .iter()
+            .zip(owners)
+            .map(|((_, code, size, sites), (_, owner, _))| {
+                let def = match code {
+                    Code::Fn(f) => Some(pos(program.fn_span(*f).start)),
+                    Code::Lambda(owner, e) => Some(pos(program.source_map(*owner).expr(*e).start)),
+                    Code::Wrapper | Code::Entry => None,
                 };
-                calls.push(rt::backtrace::Call { ret, at, target });
-            }
-        }
-        funcs.sort_by_key(|f| f.start);
-        calls.sort_by_key(|c| c.ret);
-        rt::backtrace::Table {
-            funcs,
-            calls,
-            entry_ret,
-            stack_lo: 0,
-            stack_hi: 0,
-        }
+                let name = match code {
+                    Code::Lambda(..) => def.as_ref().map(|d| format!("lambda at {d}")),
+                    Code::Fn(f) => Some(program.items.fns[*f].name.to_string()),
+                    Code::Wrapper | Code::Entry => None,
+                };
+                let calls = sites
+                    .iter()
+                    .map(|&(ret, mark)| {
+                        let (at, target) = match mark {
+                            Some(m) => {
+                                let (offset, target) = self.list[m as usize];
+                                (
+                                    Some(pos(offset)),
+                                    target.and_then(|t| index.get(&t).copied()),
+                                )
+                            }
+                            None => (None, None),
+                        };
+                        rt::image::Call { ret, at, target }
+                    })
+                    .collect();
+                rt::image::Func {
+                    size: *size,
+                    loc: pos(program.fn_span(*owner).start),
+                    name,
+                    def,
+                    calls,
+                }
+            })
+            .collect()
     }
 }
 

@@ -31,7 +31,6 @@
 pub mod callsites;
 pub mod layout;
 pub mod lower;
-mod overflow;
 mod parallel;
 pub mod rtfns;
 
@@ -40,8 +39,9 @@ use cranelift_codegen::ir::{Function, InstBuilder, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, FuncId, Linkage, Module};
+use cranelift_object::{ObjectBuilder, ObjectModule};
 use ir::{ExprId, FnId, Program};
-use lower::{signature, Lowerer, Shared};
+use lower::{signature, Lowerer, Shared, Static};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -61,28 +61,12 @@ pub struct Options {
     pub site_names: HashMap<(FnId, ExprId, bool), String>,
 }
 
-/// Stacks of the program thread, largest first: `SSPUR_STACK_MB` (1 GiB
-/// by default) plus a sixteenth for the runtime's own frames, then smaller
-/// ones where the system refuses that reservation (under `ulimit -v`); the
-/// overflow trap comes from the guard page, whatever the size.
-fn program_stacks(stack_bytes: usize) -> Vec<usize> {
-    let first = stack_bytes + stack_bytes / 16;
-    std::iter::once(first)
-        .chain(
-            [256 << 20, 64 << 20, 16 << 20]
-                .into_iter()
-                .filter(|s| *s < first),
-        )
-        .collect()
-}
-
 /// Where `emit clif` pretends static data lives, so its output does not
 /// depend on the addresses of one process.
 const FAKE_STATIC_BASE: u64 = 0x5000_0000;
 
-/// A compiled program, ready to run.
+/// A compiled program: its functions are defined in the module.
 struct Compiled {
-    module: JITModule,
     main: Option<FuncId>,
     /// The trampoline that calls `main` (the outermost frame of a call
     /// chain); absent for `emit clif`.
@@ -166,23 +150,40 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
         .map_err(|e| e.to_string())
 }
 
+/// What a compilation is for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Target {
+    /// `sspur run`: code in this process, statics at its addresses.
+    Jit,
+    /// `sspur build`: an object file; statics are data objects.
+    Object,
+    /// `emit clif`: the text only, with made-up static addresses.
+    Clif,
+}
+
+/// The JIT's module, with the runtime's functions at their addresses.
+fn jit_module(isa: cranelift_codegen::isa::OwnedTargetIsa) -> JITModule {
+    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    for (_, (name, addr, _, _)) in rtfns::all() {
+        jb.symbol(name, addr);
+    }
+    JITModule::new(jb)
+}
+
+/// Lowers every function of the program into `module` and compiles it
+/// (with `worker_isa` on the worker threads).
 fn compile(
+    module: &mut dyn Module,
+    worker_isa: &dyn cranelift_codegen::isa::TargetIsa,
     program: &Program,
     path: &str,
     drops: bool,
-    want_clif: bool,
+    target: Target,
     workers: usize,
 ) -> Result<Compiled, String> {
-    let t0 = Instant::now();
-    let isa = isa()?;
-    let worker_isa = isa.clone();
-    let call_conv = isa.default_call_conv();
-    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    let want_clif = target == Target::Clif;
+    let call_conv = worker_isa.default_call_conv();
     let all = rtfns::all();
-    for (_, (name, addr, _, _)) in &all {
-        jb.symbol(*name, *addr);
-    }
-    let mut module = JITModule::new(jb);
     let mut rtmap = HashMap::new();
     for (f, (name, _, params, ret)) in &all {
         let mut sig = module.make_signature();
@@ -229,10 +230,27 @@ fn compile(
         .max()
         .unwrap_or(0)
         .max(2);
-    let tags: &'static [u64] =
-        Box::leak((0..max_tag as u64).collect::<Vec<_>>().into_boxed_slice());
+    let tags = match target {
+        Target::Clif => Static::Addr(FAKE_STATIC_BASE),
+        Target::Jit => {
+            let tags: &'static [u64] =
+                Box::leak((0..max_tag as u64).collect::<Vec<_>>().into_boxed_slice());
+            Static::Addr(tags.as_ptr() as u64)
+        }
+        Target::Object => {
+            let id = module
+                .declare_data("sspur_tags", Linkage::Local, false, false)
+                .map_err(|e| e.to_string())?;
+            let mut dd = DataDescription::new();
+            let words: Vec<u8> = (0..max_tag as u64).flat_map(u64::to_le_bytes).collect();
+            dd.define(words.into_boxed_slice());
+            dd.set_align(8);
+            module.define_data(id, &dd).map_err(|e| e.to_string())?;
+            Static::Data(id)
+        }
+    };
     let mut sh = Shared {
-        module: &mut module,
+        module,
         call_conv,
         rt: rtmap,
         fns: fns.clone(),
@@ -243,11 +261,8 @@ fn compile(
         static_lambdas: Vec::new(),
         types: Default::default(),
         statics: HashMap::new(),
-        tags: if want_clif {
-            FAKE_STATIC_BASE
-        } else {
-            tags.as_ptr() as u64
-        },
+        tags,
+        aot: target == Target::Object,
         sites: Vec::new(),
         path: path.to_string(),
         drops,
@@ -270,7 +285,7 @@ fn compile(
         funcs: &mut funcs,
         clif: want_clif.then_some(&mut clif),
     };
-    parallel::with_pool(&*worker_isa, workers, |pool| {
+    parallel::with_pool(worker_isa, workers, |pool| {
         for (i, (fid, sig)) in program.items.fns.iter().enumerate() {
             let t = Instant::now();
             let ptys: Vec<ir::Ty> = sig.params.iter().map(|p| p.1.clone()).collect();
@@ -359,33 +374,28 @@ fn compile(
             continue;
         };
         let mut dd = DataDescription::new();
-        dd.define_zeroinit(8);
+        dd.define(Box::new([0u8; 8]));
         let r = sh.module.declare_func_in_data(wid, &mut dd);
         dd.write_function_addr(0, r);
         sh.module.define_data(did, &dd).map_err(|e| e.to_string())?;
     }
     for (did, fid) in std::mem::take(&mut sh.static_lambdas) {
         let mut dd = DataDescription::new();
-        dd.define_zeroinit(8);
+        dd.define(Box::new([0u8; 8]));
         let r = sh.module.declare_func_in_data(fid, &mut dd);
         dd.write_function_addr(0, r);
         sh.module.define_data(did, &dd).map_err(|e| e.to_string())?;
     }
     if want_clif {
-        clif = name_functions(&clif, sh.module);
+        clif = name_functions(&clif, &*sh.module);
     }
     let types = std::mem::take(&mut sh.types.descs);
     let sites = std::mem::take(&mut sh.sites);
     let calls = std::mem::take(&mut sh.calls);
-    let t = Instant::now();
-    module.finalize_definitions().map_err(|e| e.to_string())?;
-    let finalize = t.elapsed();
     let main = program
         .main()
         .map(|m| fns[m.into_raw().into_u32() as usize]);
-    let total = t0.elapsed();
     Ok(Compiled {
-        module,
         main,
         entry,
         calls,
@@ -393,19 +403,40 @@ fn compile(
         types,
         sites,
         clif,
-        times: vec![
-            ("codegen lower", lower_time),
-            ("codegen emit", emit_time),
-            ("codegen link", finalize),
-            ("codegen total", total),
-        ],
+        times: vec![("codegen lower", lower_time), ("codegen emit", emit_time)],
+    })
+}
+
+/// The runtime's tables of a compiled program: functions are named by
+/// their index in `c.funcs`.
+fn image(c: &Compiled, program: &Program, opts: &Options) -> Result<rt::image::Image, String> {
+    let main = c.main.ok_or("the program has no main function")?;
+    let start = c.entry.unwrap_or(main);
+    let index = c
+        .funcs
+        .iter()
+        .position(|f| f.0 == start)
+        .ok_or("main was not compiled")?;
+    let main_fn = program
+        .main()
+        .map(|m| program.fn_span(m).start)
+        .unwrap_or(0);
+    let (l, col) = program.line_col(main_fn);
+    Ok(rt::image::Image {
+        types: c.types.clone(),
+        site_locs: c.sites.iter().map(|s| s.loc()).collect(),
+        site_names: site_names(&c.sites, &opts.site_names),
+        funcs: c.calls.image(&c.funcs, program, &opts.path),
+        main: index as u32,
+        chains: c.entry.is_some(),
+        fallback: format!("{}:{l}:{col}", opts.path),
     })
 }
 
 /// Replaces Cranelift's numeric function names (`u0:N`) with the declared
 /// symbol names (`%fn2_main`, `%sspur_drop`), highest numbers first so
 /// `u0:1` never matches inside `u0:12`.
-fn name_functions(text: &str, module: &JITModule) -> String {
+fn name_functions(text: &str, module: &dyn Module) -> String {
     let mut decls: Vec<(u32, String)> = module
         .declarations()
         .get_functions()
@@ -434,10 +465,29 @@ fn site_names(sites: &[lower::Site], named: &HashMap<(FnId, ExprId, bool), Strin
 
 /// The Cranelift IR of every function of the program, as text.
 pub fn emit_clif(program: &Program) -> String {
-    match compile(program, "", true, true, parallel::workers()) {
+    let text = isa().and_then(|isa| {
+        let mut module = jit_module(isa.clone());
+        compile(
+            &mut module,
+            &*isa,
+            program,
+            "",
+            true,
+            Target::Clif,
+            parallel::workers(),
+        )
+    });
+    match text {
         Ok(c) => c.clif,
         Err(e) => format!("; error: {e}\n"),
     }
+}
+
+/// Whether to compile drops: not under `SSPUR_MEM=gc`. Reads the mode
+/// without initialising the runtime (it must be initialised on the
+/// program thread, whose stack the collector scans).
+fn drops_from_env() -> bool {
+    rt::Settings::from_env().map_or(true, |s| s.mem != rt::MemMode::Gc)
 }
 
 /// JIT-compiles the program, runs `main` on a thread with a 1 GiB stack
@@ -453,18 +503,36 @@ pub fn run(program: std::sync::Arc<Program>, opts: &Options) -> i32 {
         eprintln!("sspur: the native runtime runs one program per process");
         return 1;
     }
-    // Read the mode without initialising the runtime here: it must be
-    // initialised on the program thread, whose stack the collector scans.
-    let settings = rt::Settings::from_env().unwrap_or(rt::Settings::DEFAULT);
-    let drops = settings.mem != rt::MemMode::Gc;
+    let drops = drops_from_env();
     rt::config::share_malloc_arenas_under_address_limit();
-    let compiled = match compile(&program, &opts.path, drops, false, parallel::workers()) {
+    let t0 = Instant::now();
+    let jitted = isa().and_then(|isa| {
+        let mut module = jit_module(isa.clone());
+        let c = compile(
+            &mut module,
+            &*isa,
+            &program,
+            &opts.path,
+            drops,
+            Target::Jit,
+            parallel::workers(),
+        )?;
+        Ok((module, c))
+    });
+    let (mut module, mut compiled) = match jitted {
         Ok(c) => c,
         Err(e) => {
             eprintln!("sspur: native code generation failed: {e}");
             return 1;
         }
     };
+    let t = Instant::now();
+    if let Err(e) = module.finalize_definitions() {
+        eprintln!("sspur: native code generation failed: {e}");
+        return 1;
+    }
+    compiled.times.push(("codegen link", t.elapsed()));
+    compiled.times.push(("codegen total", t0.elapsed()));
     if opts.time {
         for (what, d) in &compiled.times {
             eprintln!("time: {what} {:.3} ms", d.as_secs_f64() * 1e3);
@@ -473,47 +541,18 @@ pub fn run(program: std::sync::Arc<Program>, opts: &Options) -> i32 {
             eprintln!("mem: codegen {m}");
         }
     }
-    let Some(main) = compiled.main else {
-        eprintln!("sspur: the program has no main function");
-        return 1;
+    let image = match image(&compiled, &program, opts) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("sspur: {e}");
+            return 1;
+        }
     };
-    let entry = compiled
-        .module
-        .get_finalized_function(compiled.entry.unwrap_or(main)) as usize;
-    let chains = compiled
-        .entry
-        .map(|e| {
-            compiled
-                .calls
-                .table(&compiled.module, &program, &opts.path, e)
-        })
-        .map(Box::new);
-    let ranges: Vec<(usize, usize, String)> = compiled
-        .funcs
-        .iter()
-        .map(|(id, owner, size)| {
-            let start = compiled.module.get_finalized_function(*id) as usize;
-            let (line, col) = program.line_col(program.fn_span(*owner).start);
-            (
-                start,
-                start + *size as usize,
-                format!("{}:{line}:{col}", opts.path),
-            )
-        })
-        .collect();
-    rt::helpers::types::install(compiled.types.clone());
-    rt::helpers::text::set_args(opts.args.clone());
-    rt::helpers::set_site_locs(compiled.sites.iter().map(|s| s.loc()).collect());
-    let names = site_names(&compiled.sites, &opts.site_names);
-    let main_fn = program
-        .main()
-        .map(|m| program.fn_span(m).start)
-        .unwrap_or(0);
-    let (l, c) = program.line_col(main_fn);
-    let fallback = format!("{}:{l}:{c}", opts.path);
     // Everything below needs only the code and the tables made from the
     // IR: free the IR and give the compiler's freed memory back to the
     // system, so it does not count against the program's footprint.
+    let funcs: Vec<FuncId> = compiled.funcs.iter().map(|f| f.0).collect();
+    drop(compiled);
     drop(program);
     release_freed_memory();
     if opts.time {
@@ -521,59 +560,20 @@ pub fn run(program: std::sync::Arc<Program>, opts: &Options) -> i32 {
             eprintln!("mem: before main {m}");
         }
     }
-    let body = move || {
-        rt::sspur_rt_init();
-        rt::set_site_names(names);
-        overflow::install(ranges, fallback);
-        if let Some(t) = chains {
-            rt::backtrace::install(t);
-        }
-        // SAFETY: `entry` is the finalized code of `main`, which takes no
-        // arguments and returns one word.
-        let f: extern "C" fn() -> i64 = unsafe { std::mem::transmute(entry) };
-        f();
-        rt::sspur_rt_finish();
+    let addrs: Vec<usize> = funcs
+        .iter()
+        .map(|id| module.get_finalized_function(*id) as usize)
+        .collect();
+    let Some(prog) = image.resolve(&addrs, opts.args.clone()) else {
+        eprintln!("sspur: native code generation failed: a function is missing");
+        return 1;
     };
-    // A refused spawn drops its closure, so the body waits in a shared slot
-    // that the thread that does start takes it from.
-    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(body)));
-    let mut thread = None;
-    let mut refused = None;
-    for size in program_stacks(settings.stack_bytes()) {
-        let slot = slot.clone();
-        let spawned = std::thread::Builder::new()
-            .name("sspur-main".into())
-            .stack_size(size)
-            .spawn(move || {
-                let body = slot.lock().ok().and_then(|mut b| b.take());
-                if let Some(body) = body {
-                    body();
-                }
-            });
-        match spawned {
-            Ok(t) => {
-                thread = Some(t);
-                break;
-            }
-            Err(err) => refused = Some(err),
-        }
-    }
-    let code = match thread.map(|t| t.join()) {
-        Some(Ok(())) => 0,
-        Some(Err(_)) => {
-            eprintln!("sspur: the program thread failed");
-            101
-        }
-        None => {
-            eprintln!(
-                "sspur: cannot start the program thread: {}",
-                refused.map(|e| e.to_string()).unwrap_or_default()
-            );
-            101
-        }
-    };
-    // The module owns the code; keep it alive until the thread is done.
-    drop(compiled);
+    // SAFETY: `prog.entry` is the finalized code of the entry trampoline
+    // (or of `main`), which takes no arguments and returns one word, and
+    // the tables describe the module's code, which `module` keeps mapped
+    // until the program is done.
+    let code = unsafe { rt::launch::run(prog) };
+    drop(module);
     code
 }
 
@@ -585,6 +585,99 @@ fn release_freed_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
+}
+
+/// Compiles the program to an object file (its bytes) that, linked with
+/// the runtime's static library, is an executable doing what `run` does:
+/// its `main` passes the arguments, the program's tables and the
+/// addresses of its functions to `rt::image::sspur_aot_main`.
+/// `SSPUR_MEM=gc` at build time compiles no drops, as for `run`.
+pub fn build_object(program: &Program, opts: &Options) -> Result<Vec<u8>, String> {
+    let isa = isa()?;
+    let builder = ObjectBuilder::new(
+        isa.clone(),
+        "sspur_program",
+        cranelift_module::default_libcall_names(),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut module = ObjectModule::new(builder);
+    let compiled = compile(
+        &mut module,
+        &*isa,
+        program,
+        &opts.path,
+        drops_from_env(),
+        Target::Object,
+        parallel::workers(),
+    )?;
+    let image = image(&compiled, program, opts)?.encode();
+    let err = |e: cranelift_module::ModuleError| e.to_string();
+    // The image's bytes.
+    let image_id = module
+        .declare_data("sspur_image", Linkage::Local, false, false)
+        .map_err(err)?;
+    let mut dd = DataDescription::new();
+    let image_len = image.len();
+    dd.define(image.into_boxed_slice());
+    module.define_data(image_id, &dd).map_err(err)?;
+    // The functions' addresses, in the image's order (the linker fills them
+    // in).
+    let table_id = module
+        .declare_data("sspur_funcs", Linkage::Local, false, false)
+        .map_err(err)?;
+    let mut dd = DataDescription::new();
+    // Zeros, not `define_zeroinit`: a zero-initialised object goes to .bss,
+    // where the linker cannot write the addresses.
+    dd.define(vec![0u8; 8 * compiled.funcs.len().max(1)].into_boxed_slice());
+    dd.set_align(8);
+    for (i, (id, _, _)) in compiled.funcs.iter().enumerate() {
+        let r = module.declare_func_in_data(*id, &mut dd);
+        dd.write_function_addr(8 * i as u32, r);
+    }
+    module.define_data(table_id, &dd).map_err(err)?;
+    // `int main(int argc, char **argv)`.
+    use cranelift_codegen::ir::{types, AbiParam};
+    let call_conv = isa.default_call_conv();
+    let mut aot_main = cranelift_codegen::ir::Signature::new(call_conv);
+    aot_main.params.push(AbiParam::new(types::I32));
+    for _ in 0..5 {
+        aot_main.params.push(AbiParam::new(types::I64));
+    }
+    aot_main.returns.push(AbiParam::new(types::I32));
+    let aot_main = module
+        .declare_function("sspur_aot_main", Linkage::Import, &aot_main)
+        .map_err(err)?;
+    let mut sig = cranelift_codegen::ir::Signature::new(call_conv);
+    sig.params.push(AbiParam::new(types::I32));
+    sig.params.push(AbiParam::new(types::I64));
+    sig.returns.push(AbiParam::new(types::I32));
+    let main_id = module
+        .declare_function("main", Linkage::Export, &sig)
+        .map_err(err)?;
+    let mut ctx = module.make_context();
+    ctx.func = new_func(main_id, sig);
+    let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
+    let mut b = cranelift_frontend::FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let block = b.create_block();
+    b.append_block_params_for_function_params(block);
+    b.switch_to_block(block);
+    let (argc, argv) = (b.block_params(block)[0], b.block_params(block)[1]);
+    let gv = module.declare_data_in_func(image_id, b.func);
+    let image_addr = b.ins().symbol_value(types::I64, gv);
+    let len = b.ins().iconst(types::I64, image_len as i64);
+    let gv = module.declare_data_in_func(table_id, b.func);
+    let table_addr = b.ins().symbol_value(types::I64, gv);
+    let n = b.ins().iconst(types::I64, compiled.funcs.len() as i64);
+    let callee = module.declare_func_in_func(aot_main, b.func);
+    let call = b
+        .ins()
+        .call(callee, &[argc, argv, image_addr, len, table_addr, n]);
+    let code = b.inst_results(call)[0];
+    b.ins().return_(&[code]);
+    b.seal_all_blocks();
+    b.finalize(module.target_config());
+    module.define_function(main_id, &mut ctx).map_err(err)?;
+    module.finish().emit().map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -601,7 +694,18 @@ mod tests {
     );
 
     fn layout(program: &Program, workers: usize) -> Layout {
-        let c = compile(program, "t.ssp", true, false, workers).expect("compiles");
+        let isa = isa().expect("host isa");
+        let mut module = jit_module(isa.clone());
+        let c = compile(
+            &mut module,
+            &*isa,
+            program,
+            "t.ssp",
+            true,
+            Target::Jit,
+            workers,
+        )
+        .expect("compiles");
         (c.funcs, c.calls.funcs, c.calls.list)
     }
 

@@ -12,7 +12,6 @@ use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::Context;
-use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Module, ModuleReloc};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
@@ -239,7 +238,7 @@ impl Pool<'_> {
 /// Where defined functions go: the module and the tables of compiled
 /// functions (borrowed from the lowering state for each call).
 pub(crate) struct Defined<'a> {
-    pub module: &'a mut JITModule,
+    pub module: &'a mut dyn Module,
     pub funcs: &'a mut Vec<(FuncId, ir::FnId, u32)>,
     pub calls: &'a mut callsites::Calls,
 }

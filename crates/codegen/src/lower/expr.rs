@@ -114,8 +114,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 }
                 let (tag, ftys) = self.ctor_shape(*ctor, &ty);
                 if args.is_empty() {
-                    let a = self.sh.tags + 8 * tag as u64;
-                    return Some(vec![self.iconst(a as i64)]);
+                    let a = self.static_at(self.sh.tags, 8 * tag as i64);
+                    return Some(vec![a]);
                 }
                 let (offs, total) = offsets(ftys.iter());
                 let site = self.site(e);

@@ -14,7 +14,6 @@ use cranelift_codegen::ir::{
     MemFlagsData, Signature, StackSlotData, StackSlotKind, TrapCode, Value,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
-use cranelift_jit::JITModule;
 use cranelift_module::{DataId, FuncId, Module};
 use std::collections::HashMap;
 
@@ -33,7 +32,8 @@ pub struct PendingLambda {
 
 /// State shared by all functions of one compilation.
 pub struct Shared<'m> {
-    pub module: &'m mut JITModule,
+    /// The JIT's module, or the object file's (`sspur build`).
+    pub module: &'m mut dyn Module,
     pub call_conv: cranelift_codegen::isa::CallConv,
     pub rt: HashMap<F, (FuncId, usize, Ret)>,
     /// Cranelift ids of the program's functions, indexed like `items.fns`.
@@ -49,9 +49,12 @@ pub struct Shared<'m> {
     pub static_lambdas: Vec<(DataId, FuncId)>,
     pub types: TypeTable,
     /// Static bytes (literals, locations), interned; they outlive the run.
-    pub statics: HashMap<Vec<u8>, u64>,
+    pub statics: HashMap<Vec<u8>, Static>,
     /// Static words `[0, 1, 2, ..]`: nullary constructor `t` is `&tags[t]`.
-    pub tags: u64,
+    pub tags: Static,
+    /// Whether statics are data objects of the module (an object file:
+    /// the linker places them) rather than addresses of this process.
+    pub aot: bool,
     /// Allocation sites, site id `i + 1` at index `i`.
     pub sites: Vec<Site>,
     pub path: String,
@@ -67,22 +70,40 @@ pub struct Shared<'m> {
     pub plans: HashMap<FnId, std::rc::Rc<::ir::fusion::Plan>>,
 }
 
+/// Where static data lives: at an address of this process (the JIT, and
+/// made-up ones for `emit clif`), or in a data object of the module.
+#[derive(Clone, Copy, Debug)]
+pub enum Static {
+    Addr(u64),
+    Data(DataId),
+}
+
 impl Shared<'_> {
-    /// The address of static bytes with these contents.
-    pub fn static_bytes(&mut self, b: &[u8]) -> u64 {
+    /// Where static bytes with these contents live.
+    pub fn static_bytes(&mut self, b: &[u8]) -> Static {
         if b.is_empty() {
-            return 0;
+            return Static::Addr(0);
         }
         if let Some(&a) = self.statics.get(b) {
             return a;
         }
-        if self.fake_statics {
-            let a = 0x6000_0000 + 0x1000 * self.statics.len() as u64;
-            self.statics.insert(b.to_vec(), a);
-            return a;
-        }
-        let leaked: &'static [u8] = Box::leak(b.to_vec().into_boxed_slice());
-        let a = leaked.as_ptr() as u64;
+        let a = if self.fake_statics {
+            Static::Addr(0x6000_0000 + 0x1000 * self.statics.len() as u64)
+        } else if self.aot {
+            let name = format!("sspur_str{}", self.statics.len());
+            let id = self
+                .module
+                .declare_data(&name, cranelift_module::Linkage::Local, false, false)
+                .expect("fresh data name");
+            let mut dd = cranelift_module::DataDescription::new();
+            dd.define(b.to_vec().into_boxed_slice());
+            dd.set_align(1);
+            self.module.define_data(id, &dd).expect("defined once");
+            Static::Data(id)
+        } else {
+            let leaked: &'static [u8] = Box::leak(b.to_vec().into_boxed_slice());
+            Static::Addr(leaked.as_ptr() as u64)
+        };
         self.statics.insert(b.to_vec(), a);
         a
     }
@@ -350,7 +371,23 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
 
     fn static_str(&mut self, b: &[u8]) -> (Value, Value) {
         let a = self.sh.static_bytes(b);
-        (self.iconst(a as i64), self.iconst(b.len() as i64))
+        (self.static_at(a, 0), self.iconst(b.len() as i64))
+    }
+
+    /// The address `offset` bytes into static data.
+    fn static_at(&mut self, a: Static, offset: i64) -> Value {
+        match a {
+            Static::Addr(a) => self.iconst(a.wrapping_add(offset as u64) as i64),
+            Static::Data(id) => {
+                let gv = self.sh.module.declare_data_in_func(id, self.b.func);
+                let v = self.b.ins().symbol_value(I64, gv);
+                if offset == 0 {
+                    v
+                } else {
+                    self.b.ins().iadd_imm_s(v, offset)
+                }
+            }
+        }
     }
 
     fn pos(&self, offset: u32) -> String {
@@ -555,7 +592,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     }
 
     fn none(&mut self) -> Value {
-        self.iconst(self.sh.tags as i64)
+        self.static_at(self.sh.tags, 0)
     }
 
     /// `Some(payload)` when `cond` is not zero, else `None`.

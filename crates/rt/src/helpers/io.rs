@@ -44,6 +44,7 @@ pub fn io_reason(e: &std::io::Error) -> String {
 ///
 /// # Safety
 /// `loc` must be a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_exit(code: i64, loc: u64, loc_len: u64) -> ! {
     match exit_code(code) {
         Ok(c) => crate::abi::exit_program(c),
@@ -57,6 +58,7 @@ pub unsafe extern "C" fn sspur_exit(code: i64, loc: u64, loc_len: u64) -> ! {
 ///
 /// # Safety
 /// `(p, len)` and `(tp, tlen)` must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_write_file(
     p: u64,
     len: u64,
@@ -81,6 +83,7 @@ pub unsafe extern "C" fn sspur_write_file(
 ///
 /// # Safety
 /// `loc` must be a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_read_lines(site: u32, loc: u64, loc_len: u64) -> Pair {
     // SAFETY: `loc` is a location string (this function's contract).
     let text = unsafe { super::text::stdin_text(loc, loc_len) };

@@ -57,6 +57,7 @@ fn header(p: u64) -> *mut u64 {
 ///
 /// # Safety
 /// `p` must be the element pointer of a fresh list buffer.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_seal(p: u64, len: u64) {
     if p != 0 {
         // SAFETY: a non-null element pointer of a fresh buffer (the
@@ -77,6 +78,7 @@ pub unsafe extern "C" fn sspur_list_seal(p: u64, len: u64) {
 ///
 /// # Safety
 /// `p` must be null or the element pointer of a fresh list buffer.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_finish(p: u64, len: u64) -> u64 {
     if p == 0 {
         return 0;
@@ -96,6 +98,7 @@ pub unsafe extern "C" fn sspur_list_finish(p: u64, len: u64) -> u64 {
 ///
 /// # Safety
 /// `(p, len)` must be such a buffer (or empty), `(q, qlen)` a live list.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_append_tmp(
     p: u64,
     len: u64,
@@ -119,6 +122,7 @@ pub unsafe extern "C" fn sspur_list_append_tmp(
 
 /// A fresh list of `len` elements of `esize` bytes (uninitialized for
 /// the caller to fill); null when `len` is 0.
+#[no_mangle]
 pub extern "C" fn sspur_list_alloc(len: u64, esize: u64, ptrs: u64, site: u32) -> u64 {
     alloc_list(len, esize, ptrs != 0, site) as u64
 }
@@ -129,6 +133,7 @@ pub extern "C" fn sspur_list_alloc(len: u64, esize: u64, ptrs: u64, site: u32) -
 ///
 /// # Safety
 /// `(p, len)` must be a live list of `esize`-byte elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_grow(
     p: u64,
     len: u64,
@@ -178,6 +183,7 @@ pub unsafe extern "C" fn sspur_list_grow(
 ///
 /// # Safety
 /// Both must be live lists of `esize`-byte elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_concat(
     p: u64,
     len: u64,
@@ -208,6 +214,7 @@ pub unsafe extern "C" fn sspur_list_concat(
 ///
 /// # Safety
 /// `(p, len)` must be a live list of `esize`-byte elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_reverse(
     p: u64,
     len: u64,
@@ -235,6 +242,7 @@ pub unsafe extern "C" fn sspur_list_reverse(
 ///
 /// # Safety
 /// `(p, len)` must be a live list of `esize`-byte elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_copy(
     p: u64,
     len: u64,
@@ -263,6 +271,7 @@ fn elem(p: u64, i: usize, w: usize) -> *const u64 {
 ///
 /// # Safety
 /// `(p, len)` must be a live list of type-`t` elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_sort(p: u64, len: u64, t: u32, site: u32) -> u64 {
     with_table(|table| {
         let d = &table[t as usize];
@@ -298,6 +307,7 @@ unsafe fn gather(p: u64, idx: &[usize], w: usize, ptrs: bool, site: u32) -> u64 
 /// # Safety
 /// `(p, len)` must be a live list of `esize`-byte elements and `keys` a
 /// fresh list of `len` keys.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_sort_by(
     p: u64,
     len: u64,
@@ -330,6 +340,7 @@ pub unsafe extern "C" fn sspur_list_sort_by(
 ///
 /// # Safety
 /// `(p, len)` must be a live list of type-`t` elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_unique(p: u64, len: u64, t: u32, site: u32) -> Pair {
     with_table(|table| {
         let d = &table[t as usize];
@@ -360,6 +371,7 @@ pub unsafe extern "C" fn sspur_list_unique(p: u64, len: u64, t: u32, site: u32) 
 ///
 /// # Safety
 /// `(p, len)` must be a live list and `x` a value of type `t`.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_contains(p: u64, len: u64, x: *const u64, t: u32) -> u64 {
     with_table(|table| {
         let w = types::words(&table[t as usize]);
@@ -375,6 +387,7 @@ pub unsafe extern "C" fn sspur_list_contains(p: u64, len: u64, x: *const u64, t:
 ///
 /// # Safety
 /// `(p, len)` must be a live non-empty list of type-`t` elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_extreme(p: u64, len: u64, t: u32, want_max: u64) -> u64 {
     with_table(|table| {
         let w = types::words(&table[t as usize]);
@@ -413,6 +426,7 @@ pub unsafe extern "C" fn sspur_list_extreme(p: u64, len: u64, t: u32, want_max: 
 ///
 /// # Safety
 /// `(p, len)` must be a live list of type-`t` elements (Int, Bool or Str).
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_counts(p: u64, len: u64, t: u32, site: u32) -> *mut u64 {
     let is_str = with_table(|table| matches!(table[t as usize], TyDesc::Str));
     let w = if is_str { 2 } else { 1 };
@@ -442,6 +456,7 @@ pub unsafe extern "C" fn sspur_list_counts(p: u64, len: u64, t: u32, site: u32) 
 /// # Safety
 /// `m` must be a live map from the key's type to Int, `(k0, k1)` a live
 /// key of that type (`k1` 0 for a one-word key).
+#[no_mangle]
 pub unsafe extern "C" fn sspur_counts_add(m: *mut u64, k0: u64, k1: u64, site: u32) {
     // SAFETY: the contract; the count is read before the put.
     unsafe {
@@ -455,6 +470,7 @@ pub unsafe extern "C" fn sspur_counts_add(m: *mut u64, k0: u64, k1: u64, site: u
 ///
 /// # Safety
 /// `(p, len)` must be a live list of `w`-word elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_enumerate(p: u64, len: u64, w: u64, site: u32) -> u64 {
     let out = alloc_list(len, 8, true, site) as *mut u64;
     for i in 0..len as usize {
@@ -476,6 +492,7 @@ pub unsafe extern "C" fn sspur_list_enumerate(p: u64, len: u64, w: u64, site: u3
 ///
 /// # Safety
 /// Both must be live lists of `aw`- and `bw`-word elements.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_zip(
     p: u64,
     len: u64,
@@ -506,6 +523,7 @@ pub unsafe extern "C" fn sspur_list_zip(
 ///
 /// # Safety
 /// `(p, len)` must be a live list of strings and `(s, slen)` a string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_list_join(p: u64, len: u64, s: u64, slen: u64, site: u32) -> Pair {
     // SAFETY: `(p, len)` is a live list of two-word strings and `(s, slen)` a
     // live string (the contract). `out` is a fresh block of exactly `total`
@@ -542,6 +560,7 @@ pub unsafe extern "C" fn sspur_list_join(p: u64, len: u64, s: u64, slen: u64, si
 ///
 /// # Safety
 /// `(p, len)` must be a list of strings the caller owns with its strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_drop_strs(p: u64, len: u64, site: u32) {
     // SAFETY: the caller's contract is sspur_free_strs's.
     unsafe { crate::abi::sspur_free_strs(p as *mut u8, len as usize, site) }
@@ -553,6 +572,7 @@ pub unsafe extern "C" fn sspur_drop_strs(p: u64, len: u64, site: u32) {
 ///
 /// # Safety
 /// The caller owns the value `(p, len)`; nothing uses its block afterwards.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_drop(p: u64, len: u64, kind: u64, site: u32) {
     if len != 0 {
         // SAFETY: an owned block at its last use (the contract).

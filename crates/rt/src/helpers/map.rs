@@ -77,6 +77,7 @@ unsafe fn key_eq(kind: u64, a0: u64, a1: u64, b0: u64, b1: u64) -> bool {
 }
 
 /// A new empty map.
+#[no_mangle]
 pub extern "C" fn sspur_map_new(kind: u64, site: u32) -> Map {
     let m = mem::alloc(HEADER_WORDS * 8, true, site) as Map;
     // SAFETY: `mem::alloc` never returns null (it traps), and a fresh zeroed
@@ -247,6 +248,7 @@ unsafe fn put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) -> bool {
 ///
 /// # Safety
 /// `m` must be a live map; keys and values follow the value layout.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_map_put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) {
     // SAFETY: the caller's contract is `put`'s.
     unsafe { put(m, k0, k1, v0, v1, site) };
@@ -257,6 +259,7 @@ pub unsafe extern "C" fn sspur_map_put(m: Map, k0: u64, k1: u64, v0: u64, v1: u6
 ///
 /// # Safety
 /// As [`sspur_map_put`]; `k0` is a string block the caller owns.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_map_put_owned(
     m: Map,
     k0: u64,
@@ -279,6 +282,7 @@ pub unsafe extern "C" fn sspur_map_put_owned(
 ///
 /// # Safety
 /// `m` must be a live map.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_map_find(m: Map, k0: u64, k1: u64) -> *const u64 {
     // SAFETY: `m` is a live map (the contract); `lookup` returns an entry
     // below `N <= cap`, so its value words (offset 3) are in the block.
@@ -295,6 +299,7 @@ pub unsafe extern "C" fn sspur_map_find(m: Map, k0: u64, k1: u64) -> *const u64 
 ///
 /// # Safety
 /// `m` must be a live map.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_map_remove(m: Map, k0: u64, k1: u64) -> *const u64 {
     // SAFETY: `m` is a live map (the contract) with `LEN > 0`, so it has an
     // index; `find_slot` returns a slot below `mask + 1` and an entry below
@@ -319,6 +324,7 @@ pub unsafe extern "C" fn sspur_map_remove(m: Map, k0: u64, k1: u64) -> *const u6
 ///
 /// # Safety
 /// `m` must be a live map.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_map_len(m: Map) -> i64 {
     // SAFETY: `m` is a live map (the contract); LEN is a header word.
     unsafe { get(m, LEN) as i64 }
@@ -352,6 +358,7 @@ const PART_KEYS: u64 = 0;
 ///
 /// # Safety
 /// `m` must be a live map.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_map_part(
     m: Map,
     part: u64,
@@ -380,6 +387,7 @@ pub unsafe extern "C" fn sspur_map_part(
 ///
 /// # Safety
 /// `m` must be a live map.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_map_entries(m: Map, kw: u64, vw: u64, site: u32) -> super::Pair {
     // SAFETY: `m` is a live map (the contract) with `kw`-word keys and
     // `vw`-word values. `for_each` calls back `LEN` times, so `i < len` stays

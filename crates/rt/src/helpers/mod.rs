@@ -36,6 +36,7 @@ pub(crate) unsafe fn trap_at(message: &str, loc: u64, loc_len: u64) -> ! {
 
 /// Allocates a block of `bytes` for compiled code (`ptrs != 0`: a pointer
 /// block the collector scans); traps `out of memory` at the site.
+#[no_mangle]
 pub extern "C" fn sspur_alloc_block(bytes: u64, ptrs: u64, site: u32) -> u64 {
     mem::alloc(bytes as usize, ptrs != 0, site) as u64
 }
@@ -44,6 +45,7 @@ pub extern "C" fn sspur_alloc_block(bytes: u64, ptrs: u64, site: u32) -> u64 {
 ///
 /// # Safety
 /// Both must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_trap_msg(msg: u64, len: u64, loc: u64, loc_len: u64) -> ! {
     // SAFETY: `(msg, len)` is a live string (the contract), copied at once.
     let m = String::from_utf8_lossy(unsafe { types::bytes(msg, len) }).into_owned();
@@ -55,6 +57,7 @@ pub unsafe extern "C" fn sspur_trap_msg(msg: u64, len: u64, loc: u64, loc_len: u
 ///
 /// # Safety
 /// `loc` must be a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_trap_index(len: u64, index: i64, loc: u64, loc_len: u64) -> ! {
     // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
     unsafe {
@@ -70,6 +73,7 @@ pub unsafe extern "C" fn sspur_trap_index(len: u64, index: i64, loc: u64, loc_le
 ///
 /// # Safety
 /// `loc` must be a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_trap_count(n: i64, loc: u64, loc_len: u64) -> ! {
     // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
     unsafe { trap_at(&format!("negative count: {n}"), loc, loc_len) }
@@ -79,6 +83,7 @@ pub unsafe extern "C" fn sspur_trap_count(n: i64, loc: u64, loc_len: u64) -> ! {
 ///
 /// # Safety
 /// `k` must point at a value of type `t`; `loc` must be a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_trap_key(k: *const u64, t: u32, loc: u64, loc_len: u64) -> ! {
     let mut shown = Vec::new();
     // SAFETY: `k` points at a live value of type `t` (the contract).
@@ -94,6 +99,7 @@ pub unsafe extern "C" fn sspur_trap_key(k: *const u64, t: u32, loc: u64, loc_len
 }
 
 /// F64 `%` (the remainder with the dividend's sign, as Rust's `%`).
+#[no_mangle]
 pub extern "C" fn sspur_f64_rem(a: u64, b: u64) -> u64 {
     (f64::from_bits(a) % f64::from_bits(b)).to_bits()
 }
@@ -103,6 +109,7 @@ pub extern "C" fn sspur_f64_rem(a: u64, b: u64) -> u64 {
 /// `out of memory` at the range's site exactly when building the range's
 /// list could not fit in the heap limit, so fusing never turns that trap
 /// into a long run.
+#[no_mangle]
 pub extern "C" fn sspur_range_len(lo: i64, hi: i64, site: u32) -> u64 {
     let n = if hi > lo {
         hi.wrapping_sub(lo) as u64
@@ -113,6 +120,7 @@ pub extern "C" fn sspur_range_len(lo: i64, hi: i64, site: u32) -> u64 {
     n
 }
 
+#[no_mangle]
 pub extern "C" fn sspur_range(lo: i64, hi: i64, site: u32) -> Pair {
     let n = if hi > lo {
         hi.wrapping_sub(lo) as u64

@@ -94,6 +94,7 @@ fn next(kind: u64, b: &[u8], sep: &[u8], c: u64) -> Option<(usize, usize, u64)> 
 /// # Safety
 /// `(p, len)` and `(s, slen)` must be live strings and `cursor` a valid
 /// word that only this pipeline writes.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_piece_next(
     kind: u64,
     p: u64,
@@ -122,6 +123,7 @@ pub unsafe extern "C" fn sspur_piece_next(
 ///
 /// # Safety
 /// `(p, len)` and `(s, slen)` must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_piece_count(kind: u64, p: u64, len: u64, s: u64, slen: u64) -> u64 {
     // SAFETY: live strings (the contract), only read here.
     let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
@@ -139,6 +141,7 @@ pub unsafe extern "C" fn sspur_piece_count(kind: u64, p: u64, len: u64, s: u64, 
 ///
 /// # Safety
 /// `(p, len)` and `(s, slen)` must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_piece_counts(
     kind: u64,
     p: u64,

@@ -38,6 +38,7 @@ pub(crate) fn view(b: &[u8]) -> Pair {
 ///
 /// # Safety
 /// Both must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_concat(a: u64, al: u64, b: u64, bl: u64, site: u32) -> Pair {
     let p = alloc_str(al + bl, site);
     // SAFETY: `(a, al)` and `(b, bl)` are live strings (the contract); `p` is
@@ -59,6 +60,7 @@ pub unsafe extern "C" fn sspur_str_concat(a: u64, al: u64, b: u64, bl: u64, site
 ///
 /// # Safety
 /// Both must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_cmp(a: u64, al: u64, b: u64, bl: u64) -> i64 {
     // SAFETY: both are live strings (the contract), only read here.
     unsafe { bytes(a, al).cmp(bytes(b, bl)) as i64 }
@@ -68,6 +70,7 @@ pub unsafe extern "C" fn sspur_str_cmp(a: u64, al: u64, b: u64, bl: u64) -> i64 
 ///
 /// # Safety
 /// Both must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_eq(a: u64, al: u64, b: u64, bl: u64) -> u64 {
     // SAFETY: both are live strings (the contract), only read here.
     unsafe { (al == bl && bytes(a, al) == bytes(b, bl)) as u64 }
@@ -97,6 +100,7 @@ fn list_of(source: u64, pieces: impl ExactSizeIterator<Item = Pair>, site: u32) 
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_chars(p: u64, len: u64, site: u32) -> Pair {
     // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
     // borrow it for this call; nothing frees or writes it meanwhile.
@@ -117,6 +121,7 @@ pub unsafe extern "C" fn sspur_str_chars(p: u64, len: u64, site: u32) -> Pair {
 ///
 /// # Safety
 /// Both must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_split(p: u64, len: u64, s: u64, slen: u64, site: u32) -> Pair {
     // SAFETY: both are live strings (the contract), borrowed for this call;
     // the allocation in `list_of` never moves or frees a live block.
@@ -156,6 +161,7 @@ fn is_ws(c: u8) -> bool {
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_words(p: u64, len: u64, site: u32) -> Pair {
     // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
     // borrow it for this call; nothing frees or writes it meanwhile.
@@ -192,6 +198,7 @@ pub(crate) fn lines_of(b: &[u8]) -> Vec<&[u8]> {
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_lines(p: u64, len: u64, site: u32) -> Pair {
     // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
     // borrow it for this call; nothing frees or writes it meanwhile.
@@ -204,6 +211,7 @@ pub unsafe extern "C" fn sspur_str_lines(p: u64, len: u64, site: u32) -> Pair {
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_trim(p: u64, len: u64) -> Pair {
     // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
     // borrow it for this call; nothing frees or writes it meanwhile.
@@ -214,6 +222,7 @@ pub unsafe extern "C" fn sspur_str_trim(p: u64, len: u64) -> Pair {
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_case(p: u64, len: u64, upper: u64, site: u32) -> Pair {
     // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
     // borrow it for this call; nothing frees or writes it meanwhile.
@@ -230,6 +239,7 @@ pub unsafe extern "C" fn sspur_str_case(p: u64, len: u64, upper: u64, site: u32)
 ///
 /// # Safety
 /// All three must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_replace(
     p: u64,
     len: u64,
@@ -270,6 +280,7 @@ pub unsafe extern "C" fn sspur_str_replace(
 ///
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_repeat(
     p: u64,
     len: u64,
@@ -314,6 +325,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 ///
 /// # Safety
 /// Both must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_find(p: u64, len: u64, q: u64, qlen: u64) -> i64 {
     // SAFETY: both are live strings (the contract), only read here.
     unsafe { find(bytes(p, len), bytes(q, qlen)).map_or(-1, |i| i as i64) }
@@ -323,6 +335,7 @@ pub unsafe extern "C" fn sspur_str_find(p: u64, len: u64, q: u64, qlen: u64) -> 
 ///
 /// # Safety
 /// Both must be live strings.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_test(p: u64, len: u64, q: u64, qlen: u64, which: u64) -> u64 {
     // SAFETY: both are live strings (the contract), only read here.
     let (s, t) = unsafe { (bytes(p, len), bytes(q, qlen)) };
@@ -383,6 +396,7 @@ pub(crate) fn parse_f64(b: &[u8]) -> Result<f64, String> {
 ///
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_take_drop(
     p: u64,
     len: u64,
@@ -407,6 +421,7 @@ pub unsafe extern "C" fn sspur_str_take_drop(
 ///
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_slice(
     p: u64,
     len: u64,
@@ -431,6 +446,7 @@ pub unsafe extern "C" fn sspur_str_slice(
 ///
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_to_int(p: u64, len: u64, loc: u64, loc_len: u64) -> i64 {
     // SAFETY: `(p, len)` is a live string (the contract), only read here.
     match parse_int(unsafe { bytes(p, len) }) {
@@ -446,6 +462,7 @@ pub unsafe extern "C" fn sspur_str_to_int(p: u64, len: u64, loc: u64, loc_len: u
 ///
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_to_f64(p: u64, len: u64, loc: u64, loc_len: u64) -> u64 {
     // SAFETY: `(p, len)` is a live string (the contract), only read here.
     match parse_f64(unsafe { bytes(p, len) }) {
@@ -462,6 +479,7 @@ pub unsafe extern "C" fn sspur_str_to_f64(p: u64, len: u64, loc: u64, loc_len: u
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_str_parse(p: u64, len: u64, which: u64) -> Pair {
     // SAFETY: `(p, len)` is a live string (the contract), only read here.
     let b = unsafe { bytes(p, len) };
@@ -477,6 +495,7 @@ pub unsafe extern "C" fn sspur_str_parse(p: u64, len: u64, which: u64) -> Pair {
 ///
 /// # Safety
 /// `loc` must be a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_f64_to_int(bits: u64, loc: u64, loc_len: u64) -> i64 {
     let x = f64::from_bits(bits);
     let t = x.trunc();

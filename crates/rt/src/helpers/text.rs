@@ -45,6 +45,7 @@ unsafe fn out_of_memory(b: *mut Builder) -> ! {
 }
 
 /// A new builder for the interpolation at allocation site `site`.
+#[no_mangle]
 pub extern "C" fn sspur_sb_new(site: u32) -> *mut Builder {
     let b = crate::alloc_temp(std::mem::size_of::<Builder>(), POINTER as u32) as *mut Builder;
     if b.is_null() {
@@ -62,6 +63,7 @@ pub extern "C" fn sspur_sb_new(site: u32) -> *mut Builder {
 ///
 /// # Safety
 /// `(s, len)` must be a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64, site: u32) -> *mut Builder {
     let b = sspur_sb_new(site);
     if len == 0 {
@@ -166,6 +168,7 @@ unsafe fn append(b: *mut Builder, data: &[u8]) {
 ///
 /// # Safety
 /// `b` must be a live builder and `(p, len)` a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_sb_str(b: *mut Builder, p: u64, len: u64) {
     // SAFETY: the caller's contract: a live builder and a live string.
     unsafe { append(b, bytes(p, len)) }
@@ -176,6 +179,7 @@ pub unsafe extern "C" fn sspur_sb_str(b: *mut Builder, p: u64, len: u64) {
 ///
 /// # Safety
 /// `b` must be a live builder and `(p, len)` a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_sb_piece(b: *mut Builder, p: u64, len: u64, site: u32) {
     // SAFETY: `b` is a live builder, `(p, len)` a live string, and the
     // separator is static or the builder's own block, live while it is.
@@ -196,6 +200,7 @@ pub unsafe extern "C" fn sspur_sb_piece(b: *mut Builder, p: u64, len: u64, site:
 ///
 /// # Safety
 /// `b` must be a live builder.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_sb_int(b: *mut Builder, v: i64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
@@ -221,6 +226,7 @@ pub unsafe extern "C" fn sspur_sb_int(b: *mut Builder, v: i64) {
 ///
 /// # Safety
 /// `b` must be a live builder and `v` point at a value of type `t`.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_sb_value(b: *mut Builder, v: *const u64, t: u32) {
     let mut shown = Vec::new();
     // SAFETY: `v` points at a value of type `t` (the caller's contract).
@@ -234,6 +240,7 @@ pub unsafe extern "C" fn sspur_sb_value(b: *mut Builder, v: *const u64, t: u32) 
 ///
 /// # Safety
 /// `b` must be a live builder; it is dead afterwards.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
     // SAFETY: `b` is a live builder whose buffer holds `len` bytes; it
     // stays reachable (it is freed below) while `fresh` allocates.
@@ -260,6 +267,7 @@ pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_print_str(p: u64, len: u64, to: u64) {
     // SAFETY: `(p, len)` is a live string (the contract), copied at once.
     let mut line = unsafe { bytes(p, len) }.to_vec();
@@ -271,6 +279,7 @@ pub unsafe extern "C" fn sspur_print_str(p: u64, len: u64, to: u64) {
 ///
 /// # Safety
 /// `v` must point at a value of type `t`.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_print_value(v: *const u64, t: u32, to: u64) {
     let mut line = Vec::new();
     // SAFETY: `v` points at a live value of type `t` (the contract).
@@ -287,6 +296,7 @@ pub fn set_args(args: Vec<String>) {
 }
 
 /// `args()`: a fresh list of fresh strings.
+#[no_mangle]
 pub extern "C" fn sspur_args(site: u32) -> Pair {
     let args = ARGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
     fresh_strs(&args, site)
@@ -312,6 +322,7 @@ pub(crate) fn fresh_strs<S: AsRef<str>>(strs: &[S], site: u32) -> Pair {
 ///
 /// # Safety
 /// `(p, len)` must be a live string; `loc` a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_read_file(
     p: u64,
     len: u64,
@@ -346,6 +357,7 @@ pub unsafe extern "C" fn sspur_read_file(
 ///
 /// # Safety
 /// `loc` must be a location string.
+#[no_mangle]
 pub unsafe extern "C" fn sspur_read_stdin(site: u32, loc: u64, loc_len: u64) -> Pair {
     // SAFETY: `loc` is a location string (this function's contract).
     let text = unsafe { stdin_text(loc, loc_len) };

@@ -35,7 +35,7 @@ pub fn install(ranges: Vec<(usize, usize, String)>, fallback: String) {
     // another thread could still be reading it. A table is a few bytes per
     // function, and a process runs one program at a time.
     TABLE.store(table, Ordering::SeqCst);
-    let lo_hi = rt::backtrace::thread_stack();
+    let lo_hi = crate::backtrace::thread_stack();
     STACK_LO.store(lo_hi.0, Ordering::SeqCst);
     STACK_HI.store(lo_hi.1, Ordering::SeqCst);
     install_check_hook();
@@ -91,7 +91,7 @@ fn install_check_hook() {
                 // SAFETY: `lo <= sp <= a < hi`: an aligned word of the program
                 // thread's stack, the thread this hook runs on, so mapped.
                 .map(|a| unsafe { *(a as *const usize) });
-            rt::check_fault_report("a runtime assertion failed", loc, &mut stack);
+            crate::check_fault_report("a runtime assertion failed", loc, &mut stack);
         }
         previous(info);
     }));
@@ -254,7 +254,7 @@ unsafe fn stack_pointer(_ctx: *mut libc::c_void) -> usize {
 
 /// The SIGSEGV/SIGBUS handler, on the alternate stack. Async-signal-safe
 /// up to its first write: it allocates and formats nothing before
-/// `rt::trap_from_signal` (or check mode's report) writes the message with
+/// `crate::trap_from_signal` (or check mode's report) writes the message with
 /// bare write(2) calls; its stack scans are bounded (`locate`).
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel's siginfo of the signal being handled.
@@ -272,13 +272,13 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
         if in_guard {
             // SAFETY: `ctx` is the ucontext the kernel passed to this handler.
             let (fault_sp, lr) = unsafe { (stack_pointer(ctx), link_register(ctx)) };
-            let fault = rt::backtrace::Fault {
+            let fault = crate::backtrace::Fault {
                 pc,
                 fp: sp,
                 sp: fault_sp,
                 lr,
             };
-            rt::trap_from_signal(b"stack overflow", loc.as_bytes(), fault);
+            crate::trap_from_signal(b"stack overflow", loc.as_bytes(), fault);
         }
         // Check mode turns a use of a freed block into a report.
         // SAFETY: `ctx` is the ucontext the kernel passed to this handler.
@@ -292,7 +292,7 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
             .filter(|_| stack_sp != 0 && lo != 0 && stack_sp < hi)
             // SAFETY: `lo <= a < hi`: a mapped word of the thread's stack.
             .map(|a| unsafe { *(a as *const usize) });
-        rt::check_fault_report(
+        crate::check_fault_report(
             "a memory fault",
             loc,
             &mut regs[..n].iter().copied().chain(stack),
