@@ -12,20 +12,20 @@ use std::process::{Command, Output, Stdio};
 
 /// Programs of tests/programs, each for what it exercises.
 const PROGRAMS: &[&str] = &[
-    "args_echo",             // args()
-    "stdin_words",           // stdin
-    "io_files",              // files in $TMP
-    "exit_code",             // exit(n)
-    "gc_trees",              // the collector, trees freed and collected
-    "cells_reuse",           // unique cells reused in place
-    "closure_chain",         // closures and static closures
-    "tree_sum_type",         // nullary constructors (static tag words)
-    "trap_chain_lambda",     // a trap's call chain through a lambda
-    "trap_chain_fn_value",   // ... through a function used as a value
-    "trap_div_zero",         // a trap's message and location
-    "trap_stack_overflow",   // the overflow handler
-    "trap_f64_nan_to_int",   // a runtime helper that traps
-    "deep_recursion",        // the program thread's big stack
+    "args_echo",           // args()
+    "stdin_words",         // stdin
+    "io_files",            // files in $TMP
+    "exit_code",           // exit(n)
+    "gc_trees",            // the collector, trees freed and collected
+    "cells_reuse",         // unique cells reused in place
+    "closure_chain",       // closures and static closures
+    "tree_sum_type",       // nullary constructors (static tag words)
+    "trap_chain_lambda",   // a trap's call chain through a lambda
+    "trap_chain_fn_value", // ... through a function used as a value
+    "trap_div_zero",       // a trap's message and location
+    "trap_stack_overflow", // the overflow handler
+    "trap_f64_nan_to_int", // a runtime helper that traps
+    "deep_recursion",      // the program thread's big stack
 ];
 
 /// The environments to build and run in.
@@ -120,9 +120,7 @@ fn check(name: &str, env: &[(&str, &str)], dir: &Path) -> Option<String> {
     let stdin = std::fs::read(base.with_extension("stdin")).unwrap_or_default();
     let exe = dir.join(name);
     let mut build = command(&sspur_tests::sspur(), env);
-    build
-        .args(["-W", "none", "build", &src, "-o"])
-        .arg(&exe);
+    build.args(["-W", "none", "build", &src, "-o"]).arg(&exe);
     let built = run(build, b"");
     if !built.status.success() {
         return Some(format!("{name} {env:?}: build failed\n{}", show(&built)));
@@ -202,5 +200,8 @@ fn build_is_in_the_help() {
         b"",
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("standalone executable") && text.contains("-o"), "{text}");
+    assert!(
+        text.contains("standalone executable") && text.contains("-o"),
+        "{text}"
+    );
 }

@@ -10,9 +10,11 @@
 //! - `bench --suite [RUNS] [NAMES...]`: the programs in `bench/` against
 //!   their Rust references (`rustc -O`) and, where present and g++ is
 //!   installed, C++ references (`g++ -O2`), built into `target/bench/`:
-//!   Sspur default and `SSPUR_MEM=gc` beside them, wall time and peak RSS,
-//!   medians over alternating runs, ratios against Rust; then where the
-//!   memory went, from one `SSPUR_GC_STATS=1` run of each mode. A program's
+//!   beside them the executables `sspur build` makes, default and
+//!   `SSPUR_MEM=gc` (the primary columns), and `sspur run` (compiling in
+//!   process, so the compiler's time and memory count), wall time and peak
+//!   RSS, medians over alternating runs, ratios against Rust; then where the
+//!   memory went, from one `SSPUR_GC_STATS=1` run of each built mode. A program's
 //!   stdin is `bench/NAME.stdin` if present, or the input the spec in
 //!   `bench/NAME.input` names (`text BYTES`, `csv ROWS`), generated once
 //!   into `target/bench/` by the seeded generators of `bench/gen.rs`.
@@ -431,6 +433,8 @@ struct Runner {
     /// Runs `sspur run PROGRAM` instead of the executable alone.
     sspur: bool,
     gc: bool,
+    /// Whether the suite reports its `SSPUR_GC_STATS=1` numbers.
+    stats: bool,
 }
 
 impl Runner {
@@ -446,6 +450,25 @@ impl Runner {
             cmd.env_remove("SSPUR_MEM");
         }
         cmd
+    }
+}
+
+/// `sspur build PROGRAM -o OUT` (with `SSPUR_MEM=gc`, no drops compiled).
+fn build_program(sspur: &Path, program: &Path, out: &Path, gc: bool) -> Result<(), String> {
+    let mut cmd = Command::new(sspur);
+    cmd.args(["-W", "none", "build"])
+        .arg(program)
+        .arg("-o")
+        .arg(out);
+    if gc {
+        cmd.env("SSPUR_MEM", "gc");
+    } else {
+        cmd.env_remove("SSPUR_MEM");
+    }
+    match cmd.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("sspur build failed ({s})")),
+        Err(e) => Err(format!("cannot run {}: {e}", sspur.display())),
     }
 }
 
@@ -654,18 +677,39 @@ fn suite(rest: &[String]) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
+        // The executables `sspur build` makes (the primary columns, like
+        // for like with the references), and `sspur run` (compiling in
+        // process: its compiler's time and memory included).
+        let mut built = Vec::new();
+        for gc in [false, true] {
+            let exe = out_dir.join(format!("{name}-sspur{}", if gc { "-gc" } else { "" }));
+            if let Err(e) = build_program(&sspur, &program, &exe, gc) {
+                eprintln!("xtask: {name}: {e}");
+                return ExitCode::from(1);
+            }
+            built.push(exe);
+        }
         let mut runners = vec![
             Runner {
                 name: "sspur",
-                exe: sspur.clone(),
-                sspur: true,
+                exe: built[0].clone(),
+                sspur: false,
                 gc: false,
+                stats: true,
             },
             Runner {
                 name: "sspur gc",
+                exe: built[1].clone(),
+                sspur: false,
+                gc: true,
+                stats: true,
+            },
+            Runner {
+                name: "sspur run",
                 exe: sspur.clone(),
                 sspur: true,
-                gc: true,
+                gc: false,
+                stats: false,
             },
         ];
         let rust_src = bench.join(format!("rust/{name}.rs"));
@@ -679,6 +723,7 @@ fn suite(rest: &[String]) -> ExitCode {
                 exe,
                 sspur: false,
                 gc: false,
+                stats: false,
             });
         }
         let cpp_src = bench.join(format!("cpp/{name}.cpp"));
@@ -692,6 +737,7 @@ fn suite(rest: &[String]) -> ExitCode {
                 exe,
                 sspur: false,
                 gc: false,
+                stats: false,
             });
         }
         // Outputs first: a wrong answer is not a benchmark result. This run
@@ -736,7 +782,7 @@ fn suite(rest: &[String]) -> ExitCode {
             })
             .collect();
         let mut stats = Vec::new();
-        for r in runners.iter().filter(|r| r.sspur) {
+        for r in runners.iter().filter(|r| r.stats) {
             match gc_stats(r, &program, stdin.as_deref()) {
                 Ok(s) => stats.push((r.name, s)),
                 Err(e) => {
@@ -762,14 +808,16 @@ fn print_suite(runs: usize, gpp: bool, rows: &[SuiteRow], stats_rows: &[StatsRow
         if gpp { "" } else { "; g++ not found, no C++" }
     );
     println!();
-    let columns = ["sspur", "sspur gc", "rust", "c++"];
+    let columns = ["sspur", "sspur gc", "sspur run", "rust", "c++"];
     print!("| program |");
     for c in columns {
         print!(" {c} s | {c} MB |");
     }
-    println!(" sspur/rust time | sspur/rust mem | gc/rust time | gc/rust mem |");
+    println!(
+        " sspur/rust time | sspur/rust mem | gc/rust time | gc/rust mem | run/rust time | run/rust mem |"
+    );
     print!("|---|");
-    for _ in 0..columns.len() * 2 + 4 {
+    for _ in 0..columns.len() * 2 + 6 {
         print!("---:|");
     }
     println!();
@@ -794,11 +842,13 @@ fn print_suite(runs: usize, gpp: bool, rows: &[SuiteRow], stats_rows: &[StatsRow
             _ => "-".into(),
         };
         println!(
-            " {} | {} | {} | {} |",
+            " {} | {} | {} | {} | {} | {} |",
             ratio("sspur", false),
             ratio("sspur", true),
             ratio("sspur gc", false),
-            ratio("sspur gc", true)
+            ratio("sspur gc", true),
+            ratio("sspur run", false),
+            ratio("sspur run", true)
         );
     }
     println!();

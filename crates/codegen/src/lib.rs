@@ -1,16 +1,18 @@
 //! Sspur native backend: the typed IR with the ownership pass's drops,
-//! lowered to Cranelift IR and JIT-compiled in process.
+//! lowered to Cranelift IR and JIT-compiled in process (`run`), or written
+//! as an object file for an executable (`build_object`).
 //!
 //! - [`layout`]: how values are laid out in words and memory, and the type
 //!   table the runtime's helpers read.
 //! - [`rtfns`]: the runtime entry points generated code calls.
 //! - [`lower`]: IR to Cranelift IR, one function or lambda at a time.
-//! - [`overflow`]: turning a fault in the program thread's stack guard into
-//!   the `stack overflow` trap.
 //! - `parallel`: Cranelift's compilation of the lowered functions on one
 //!   worker thread per core; the module is linked on the calling thread.
 //!
-//! The program runs on its own thread with a 1 GiB stack; the runtime is
+//! Both lower the same way into a `cranelift_module::Module`; only where
+//! static data lives differs (addresses of this process, or data objects
+//! the linker places). `rt::launch` runs the program, in `sspur run` and
+//! in an executable alike: on its own thread with a 1 GiB stack; the runtime is
 //! initialised on that thread, so the collector scans the right stack.
 //!
 //! Why the collector sees every live value: generated code keeps values
