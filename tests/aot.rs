@@ -38,20 +38,6 @@ const MODES: &[&[(&str, &str)]] = &[
     &[("SSPUR_BACKTRACE", "0")],
 ];
 
-/// Variables a run must not inherit from the test's environment.
-const CLEARED: &[&str] = &[
-    "SSPUR_MEM",
-    "SSPUR_GC_STATS",
-    "SSPUR_GC_STRESS",
-    "SSPUR_FAIL_ALLOC_AT",
-    "SSPUR_ALLOC_REPORT",
-    "SSPUR_GC_MIN_MB",
-    "SSPUR_GC_FACTOR",
-    "SSPUR_GC_YOUNG_MB",
-    "SSPUR_MAX_HEAP_MB",
-    "SSPUR_BACKTRACE",
-];
-
 fn root() -> PathBuf {
     sspur_tests::root()
 }
@@ -59,7 +45,7 @@ fn root() -> PathBuf {
 fn command(program: &Path, env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(program);
     cmd.current_dir(root());
-    for v in CLEARED {
+    for v in sspur_tests::SSPUR_VARS {
         cmd.env_remove(v);
     }
     cmd.envs(env.iter().copied());

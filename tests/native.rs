@@ -153,18 +153,7 @@ fn run_native(path: &str, args: &[String], stdin: &str, env: &[(&str, &str)]) ->
         .arg(path)
         .args(dir.args(args))
         .current_dir(root());
-    for var in [
-        "SSPUR_MEM",
-        "SSPUR_GC_STATS",
-        "SSPUR_GC_STRESS",
-        "SSPUR_FAIL_ALLOC_AT",
-        "SSPUR_ALLOC_REPORT",
-        "SSPUR_GC_MIN_MB",
-        "SSPUR_GC_FACTOR",
-        "SSPUR_GC_YOUNG_MB",
-        "SSPUR_MAX_HEAP_MB",
-        "SSPUR_BACKTRACE",
-    ] {
+    for var in sspur_tests::SSPUR_VARS {
         cmd.env_remove(var);
     }
     cmd.envs(env.iter().copied());

@@ -32,6 +32,21 @@ pub fn ssp_stems(dir: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// The `SSPUR_*` variables a native run reads: a test's child runs start
+/// with none of them set, then get the ones the test gives.
+pub const SSPUR_VARS: &[&str] = &[
+    "SSPUR_MEM",
+    "SSPUR_GC_STATS",
+    "SSPUR_GC_STRESS",
+    "SSPUR_FAIL_ALLOC_AT",
+    "SSPUR_ALLOC_REPORT",
+    "SSPUR_GC_MIN_MB",
+    "SSPUR_GC_FACTOR",
+    "SSPUR_GC_YOUNG_MB",
+    "SSPUR_MAX_HEAP_MB",
+    "SSPUR_BACKTRACE",
+];
+
 /// The debug `sspur` binary, built once per test process.
 pub fn sspur() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();

@@ -159,39 +159,27 @@ impl Image {
         if r.take(MAGIC.len())? != MAGIC {
             return None;
         }
-        let n = r.len()?;
-        let mut types = Vec::with_capacity(n);
-        for _ in 0..n {
-            types.push(r.ty()?);
-        }
+        let types = r.list(Reader::ty)?;
         let site_locs = r.strs()?;
         let site_names = r.strs()?;
-        let n = r.len()?;
-        let mut funcs = Vec::with_capacity(n);
-        for _ in 0..n {
-            let size = r.u32()?;
-            let loc = r.str()?;
-            let name = r.opt_str()?;
-            let def = r.opt_str()?;
-            let m = r.len()?;
-            let mut calls = Vec::with_capacity(m);
-            for _ in 0..m {
-                let ret = r.u32()?;
-                let at = r.opt_str()?;
-                let target = match r.u8()? {
-                    0 => None,
-                    _ => Some(r.u32()?),
-                };
-                calls.push(Call { ret, at, target });
-            }
-            funcs.push(Func {
-                size,
-                loc,
-                name,
-                def,
-                calls,
-            });
-        }
+        let funcs = r.list(|r| {
+            Some(Func {
+                size: r.u32()?,
+                loc: r.str()?,
+                name: r.opt_str()?,
+                def: r.opt_str()?,
+                calls: r.list(|r| {
+                    Some(Call {
+                        ret: r.u32()?,
+                        at: r.opt_str()?,
+                        target: match r.u8()? {
+                            0 => None,
+                            _ => Some(r.u32()?),
+                        },
+                    })
+                })?,
+            })
+        })?;
         let main = r.u32()?;
         let chains = r.u8()? != 0;
         let fallback = r.str()?;
@@ -331,13 +319,16 @@ impl<'a> Reader<'a> {
             _ => Some(Some(self.str()?)),
         }
     }
-    fn strs(&mut self) -> Option<Vec<String>> {
+    /// A count, then that many items read by `item`.
+    fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
         let n = self.len()?;
-        (0..n).map(|_| self.str()).collect()
+        (0..n).map(|_| item(self)).collect()
+    }
+    fn strs(&mut self) -> Option<Vec<String>> {
+        self.list(Self::str)
     }
     fn ids(&mut self) -> Option<Vec<u32>> {
-        let n = self.len()?;
-        (0..n).map(|_| self.u32()).collect()
+        self.list(Self::u32)
     }
     fn ty(&mut self) -> Option<TyDesc> {
         Some(match self.u8()? {
@@ -352,24 +343,14 @@ impl<'a> Reader<'a> {
             8 => TyDesc::Map(self.u32()?, self.u32()?),
             9 => TyDesc::Option(self.u32()?),
             10 => TyDesc::Tuple(self.ids()?),
-            11 => {
-                let name = self.str()?;
-                let n = self.len()?;
-                let mut fields = Vec::with_capacity(n);
-                for _ in 0..n {
-                    fields.push((self.str()?, self.u32()?));
-                }
-                TyDesc::Record { name, fields }
-            }
-            12 => {
-                let name = self.str()?;
-                let n = self.len()?;
-                let mut variants = Vec::with_capacity(n);
-                for _ in 0..n {
-                    variants.push((self.str()?, self.ids()?));
-                }
-                TyDesc::Sum { name, variants }
-            }
+            11 => TyDesc::Record {
+                name: self.str()?,
+                fields: self.list(|r| Some((r.str()?, r.u32()?)))?,
+            },
+            12 => TyDesc::Sum {
+                name: self.str()?,
+                variants: self.list(|r| Some((r.str()?, r.ids()?)))?,
+            },
             _ => return None,
         })
     }
