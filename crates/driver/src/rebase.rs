@@ -174,12 +174,13 @@ fn expr(e: &mut Expr, delta: i64) {
             }
             expr(body, delta);
         }
-        ExprKind::If {
-            pat: p,
-            cond,
-            then,
-            else_,
-        } => {
+        ExprKind::If(if_) => {
+            let IfExpr {
+                pat: p,
+                cond,
+                then,
+                else_,
+            } = &mut **if_;
             if let Some(p) = p {
                 pat(p, delta);
             }

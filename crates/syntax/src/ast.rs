@@ -262,15 +262,9 @@ pub enum ExprKind {
         params: Vec<LambdaParam>,
         body: Box<Expr>,
     },
-    /// `if cond { then } else ...`; `else_` is a Block or another If.
-    /// With `pat`, `if let pat = cond { .. }`: `then` runs with the
-    /// pattern's bindings when `cond`'s value matches.
-    If {
-        pat: Option<Pat>,
-        cond: Box<Expr>,
-        then: Block,
-        else_: Option<Box<Expr>>,
-    },
+    /// `if cond { then } else ...`, boxed: it is the largest expression,
+    /// and every other one would pay its size.
+    If(Box<IfExpr>),
     Match {
         scrutinee: Box<Expr>,
         arms: Vec<MatchArm>,
@@ -281,6 +275,17 @@ pub enum ExprKind {
     Continue,
     /// Placeholder after a syntax error; never reaches a valid program.
     Error,
+}
+
+/// `if cond { then } else ...`; `else_` is a Block or another If. With
+/// `pat`, `if let pat = cond { .. }`: `then` runs with the pattern's
+/// bindings when `cond`'s value matches.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IfExpr {
+    pub pat: Option<Pat>,
+    pub cond: Box<Expr>,
+    pub then: Block,
+    pub else_: Option<Box<Expr>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -292,12 +292,13 @@ fn expr(out: &mut String, indent: usize, e: &Expr) {
             line(out, indent, &format!("lambda |{}|", ps.join(", ")), e.span);
             expr(out, i, body);
         }
-        ExprKind::If {
-            pat,
-            cond,
-            then,
-            else_,
-        } => {
+        ExprKind::If(if_) => {
+            let IfExpr {
+                pat,
+                cond,
+                then,
+                else_,
+            } = &**if_;
             match pat {
                 Some(p) => line(out, indent, &format!("if let {}", pat_text(p)), e.span),
                 None => line(out, indent, "if", e.span),

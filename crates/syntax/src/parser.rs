@@ -813,17 +813,13 @@ fn expr_depth(e: &Expr, depth: usize) -> Option<Span> {
             .iter()
             .find_map(|p| p.ty.as_ref().and_then(|t| too_deep_type(t, d)))
             .or_else(|| expr_depth(body, d)),
-        ExprKind::If {
-            pat,
-            cond,
-            then,
-            else_,
-        } => pat
+        ExprKind::If(if_) => if_
+            .pat
             .as_ref()
             .and_then(|p| too_deep_pat(p, d))
-            .or_else(|| expr_depth(cond, d))
-            .or_else(|| too_deep_block(then, d))
-            .or_else(|| else_.as_ref().and_then(|x| expr_depth(x, d))),
+            .or_else(|| expr_depth(&if_.cond, d))
+            .or_else(|| too_deep_block(&if_.then, d))
+            .or_else(|| if_.else_.as_ref().and_then(|x| expr_depth(x, d))),
         ExprKind::Match { scrutinee, arms } => expr_depth(scrutinee, d).or_else(|| {
             arms.iter()
                 .find_map(|a| too_deep_pat(&a.pat, d).or_else(|| expr_depth(&a.body, d)))
@@ -968,12 +964,13 @@ fn dismantle(mut work: Vec<Node>) {
                     work.extend(params.into_iter().filter_map(|p| p.ty).map(Node::Type));
                     work.push(Node::Expr(*body));
                 }
-                ExprKind::If {
-                    pat,
-                    cond,
-                    then,
-                    else_,
-                } => {
+                ExprKind::If(if_) => {
+                    let IfExpr {
+                        pat,
+                        cond,
+                        then,
+                        else_,
+                    } = *if_;
                     work.extend(pat.map(Node::Pat));
                     work.push(Node::Expr(*cond));
                     work.push(Node::Block(then));

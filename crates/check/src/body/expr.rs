@@ -178,12 +178,14 @@ impl<'a> Cx<'a> {
                 )
             }
             ast::ExprKind::Lambda { params, body } => self.lambda(span, params, body, None),
-            ast::ExprKind::If {
-                pat,
-                cond,
-                then,
-                else_,
-            } => self.if_expr(pat.as_ref(), cond, then, else_.as_deref(), span, false),
+            ast::ExprKind::If(if_) => self.if_expr(
+                if_.pat.as_ref(),
+                &if_.cond,
+                &if_.then,
+                if_.else_.as_deref(),
+                span,
+                false,
+            ),
             ast::ExprKind::Match { scrutinee, arms } => {
                 let arms: Vec<Arm> = arms.iter().map(Arm::of).collect();
                 self.match_expr(scrutinee, &arms, span, false, MatchOrigin::Match)
@@ -222,12 +224,14 @@ impl<'a> Cx<'a> {
     /// may then have different types, each becoming Unit.
     pub(super) fn expr_unused(&mut self, e: &ast::Expr) -> (ExprId, T) {
         match &e.kind {
-            ast::ExprKind::If {
-                pat,
-                cond,
-                then,
-                else_,
-            } => self.if_expr(pat.as_ref(), cond, then, else_.as_deref(), e.span, true),
+            ast::ExprKind::If(if_) => self.if_expr(
+                if_.pat.as_ref(),
+                &if_.cond,
+                &if_.then,
+                if_.else_.as_deref(),
+                e.span,
+                true,
+            ),
             ast::ExprKind::Match { scrutinee, arms } => {
                 let arms: Vec<Arm> = arms.iter().map(Arm::of).collect();
                 self.match_expr(scrutinee, &arms, e.span, true, MatchOrigin::Match)
@@ -251,9 +255,9 @@ impl<'a> Cx<'a> {
             match e {
                 None => false,
                 Some(ast::Expr {
-                    kind: ast::ExprKind::If { else_, .. },
+                    kind: ast::ExprKind::If(if_),
                     ..
-                }) => complete(else_.as_deref()),
+                }) => complete(if_.else_.as_deref()),
                 Some(_) => true,
             }
         }
