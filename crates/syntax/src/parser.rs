@@ -965,16 +965,11 @@ fn dismantle(mut work: Vec<Node>) {
                     work.push(Node::Expr(*body));
                 }
                 ExprKind::If(if_) => {
-                    let IfExpr {
-                        pat,
-                        cond,
-                        then,
-                        else_,
-                    } = *if_;
-                    work.extend(pat.map(Node::Pat));
-                    work.push(Node::Expr(*cond));
-                    work.push(Node::Block(then));
-                    if let Some(x) = else_ {
+                    let if_ = *if_;
+                    work.extend(if_.pat.map(Node::Pat));
+                    work.push(Node::Expr(*if_.cond));
+                    work.push(Node::Block(if_.then));
+                    if let Some(x) = if_.else_ {
                         work.push(Node::Expr(*x));
                     }
                 }
