@@ -566,7 +566,9 @@ fn non_capturing_lambdas_allocate_nothing() {
 fn gc_stats_log_prints_a_line_per_collection() {
     let got = run_native(
         "bench/cfold.ssp",
-        &["14".to_string()],
+        // Deep enough that what cfold leaves for the collector (its
+        // folded nodes) fills the 1 MB young generation several times.
+        &["16".to_string()],
         "",
         &[("SSPUR_GC_STATS", "log"), ("SSPUR_GC_YOUNG_MB", "1")],
     );

@@ -201,8 +201,9 @@ fn corpus_stats() {
     }
 }
 
-/// Every drop in the analysed corpus names a `let`/`var` (or temporary)
-/// bound earlier in the same or an enclosing block, and at most once per
+/// Every drop in the analysed corpus names a `let`/`var` (or temporary,
+/// or a parameter of an owning version) bound earlier in the same or an
+/// enclosing block, and at most once per
 /// block: a static check of the rewrite that also covers paths the runs
 /// above never take.
 #[test]
@@ -261,6 +262,10 @@ fn drops_name_bound_locals() {
                     while let Some(p) = pats.pop() {
                         match &b[p].kind {
                             ir::PatKind::Bind(l) => scope.push(*l),
+                            ir::PatKind::At { local, pat } => {
+                                scope.push(*local);
+                                pats.push(*pat);
+                            }
                             ir::PatKind::Tuple(ps) | ir::PatKind::Ctor { args: ps, .. } => {
                                 pats.extend(ps.iter().copied())
                             }
@@ -296,8 +301,9 @@ fn drops_name_bound_locals() {
             for (f, sig) in a.program.items.fns.iter() {
                 let b = a.program.body(f);
                 let mut local = Vec::new();
+                // An owning version owns (and may drop) its parameters.
                 if let Some(root) = b.root {
-                    block(b, root, &mut Vec::new(), &mut local);
+                    block(b, root, &mut b.params.clone(), &mut local);
                 }
                 errs.extend(
                     local

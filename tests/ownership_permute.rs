@@ -1,6 +1,7 @@
 //! The analysis must not depend on the order of functions in the file:
-//! shuffling the items of corpus programs leaves every function's summary,
-//! its body with drops and its reason table unchanged.
+//! shuffling the items of corpus programs leaves every function's summary
+//! (owning versions included), its body with drops, its reason table and
+//! the version each of its calls runs unchanged.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -55,15 +56,36 @@ fn fingerprint(text: &str) -> BTreeMap<String, String> {
     for (f, sig) in a.program.items.fns.iter() {
         let i = f.into_raw().into_u32() as usize;
         let s = &a.summaries[i];
+        // The version each call of this function runs, in source order
+        // (callees by name: their ids move with the items).
+        let calls: Vec<String> = a
+            .calls
+            .iter()
+            .filter(|c| c.1 == f)
+            .map(|(_, _, g, choice)| {
+                let kind = match choice {
+                    ownership::CallChoice::Owning => "owning".to_string(),
+                    // The reason's kind: its offsets move with the items.
+                    ownership::CallChoice::Sharing { param, arg, why } => {
+                        let why = format!("{why:?}");
+                        let kind = why.split(['(', ' ']).next().unwrap_or("");
+                        format!("sharing({param}, {arg:?}, {kind})")
+                    }
+                };
+                format!("{}:{kind}", cx.fn_name(*g))
+            })
+            .collect();
         out.insert(
-            sig.name.clone(),
+            ir::pretty::fn_name(sig),
             format!(
-                "fresh={} deep={} borrowed={:?} owned_deep={} cell_borrowed={:?}\n{}\n{:?}",
+                "fresh={} deep={} borrowed={:?} owned_deep={} cell_borrowed={:?} owning={:?} owning_result={} calls={calls:?}\n{}\n{:?}",
                 s.fresh_result,
                 s.deep_result,
                 s.borrowed,
                 s.owned_deep_result,
                 s.cell_borrowed,
+                s.owning,
+                s.owning_result,
                 ir::pretty::body(&a.program, f),
                 a.reasons[i]
                     .iter()

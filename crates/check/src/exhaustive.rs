@@ -114,6 +114,7 @@ fn lower(body: &Body, p: PatId) -> Option<P> {
         PatKind::Lit(Lit::Str(s)) => P::Con(C::Str(s.clone()), vec![]),
         PatKind::Lit(Lit::Bool(b)) => P::Con(C::Bool(*b), vec![]),
         PatKind::Lit(_) => P::Wild,
+        PatKind::At { pat, .. } => return lower(body, *pat),
         PatKind::Tuple(ps) => P::Con(
             C::Tuple(ps.len()),
             ps.iter().map(|q| lower(body, *q)).collect::<Option<_>>()?,

@@ -181,6 +181,7 @@ pub fn lower_items(file: &ast::SourceFile) -> (ItemTree, Vec<Span>, Vec<Diagnost
             name: f.name.text.clone(),
             params,
             ret,
+            owning_of: None,
         });
         fn_spans.push(f.name.span);
     }

@@ -275,6 +275,10 @@ fn stmt_exprs(s: &StmtKind, out: &mut Vec<ExprId>) {
 fn bindings(body: &Body, p: PatId, f: &mut dyn FnMut(LocalId)) {
     match &body[p].kind {
         PatKind::Bind(l) => f(*l),
+        PatKind::At { local, pat } => {
+            f(*local);
+            bindings(body, *pat, f);
+        }
         PatKind::Tuple(ps) | PatKind::Ctor { args: ps, .. } => {
             for q in ps {
                 bindings(body, *q, f);

@@ -140,6 +140,7 @@ fn printer_shows_ownership_forms() {
         name: "main".into(),
         params: vec![],
         ret: Ty::Unit,
+        owning_of: None,
     });
     let mut b = Body::default();
     let list_str = Ty::list(Ty::Str);

@@ -1735,6 +1735,13 @@ impl<'p> Interp<'p> {
                 fr.set(*l, v.clone());
                 true
             }
+            PatKind::At { local, pat } => {
+                if !self.match_pat(fr, *pat, v, share) {
+                    return false;
+                }
+                fr.set(*local, v.clone());
+                true
+            }
             PatKind::Lit(l) => match (l, v) {
                 (Lit::Int(a), Value::Int(b)) => a == b,
                 (Lit::Bool(a), Value::Bool(b)) => a == b,
@@ -1990,6 +1997,7 @@ fn declared_in(body: &Body, stmts: &[StmtId], l: LocalId) -> bool {
 fn binds(body: &Body, p: PatId, l: LocalId) -> bool {
     match &body[p].kind {
         PatKind::Bind(x) => *x == l,
+        PatKind::At { local, pat } => *local == l || binds(body, *pat, l),
         PatKind::Tuple(ps) | PatKind::Ctor { args: ps, .. } => {
             ps.iter().any(|q| binds(body, *q, l))
         }

@@ -48,11 +48,13 @@ fn program(start: i64, bounded: bool) -> Program {
         name: "down".into(),
         params: vec![("n".into(), Ty::Int)],
         ret: Ty::Int,
+        owning_of: None,
     });
     let main = fns.alloc(FnSig {
         name: "main".into(),
         params: vec![],
         ret: Ty::Unit,
+        owning_of: None,
     });
     let items = Arc::new(ItemTree {
         types: Arena::default(),

@@ -122,6 +122,11 @@ pub struct FnSig {
     pub name: String,
     pub params: Vec<(String, Ty)>,
     pub ret: Ty,
+    /// Set only by the ownership pass: this function is the *owning
+    /// version* of the one given (same name, parameters and result; it may
+    /// consume the parameters that version owns). Printed `name#owning`;
+    /// trap call chains show the plain name.
+    pub owning_of: Option<FnId>,
 }
 
 /// Types and signatures of the whole program, in source order.
@@ -153,7 +158,7 @@ impl ItemTree {
     pub fn fn_by_name(&self, name: &str) -> Option<FnId> {
         self.fns
             .iter()
-            .find(|(_, f)| f.name == name)
+            .find(|(_, f)| f.name == name && f.owning_of.is_none())
             .map(|(id, _)| id)
     }
     pub fn type_by_name(&self, name: &str) -> Option<TypeId> {
@@ -651,7 +656,17 @@ pub enum PatKind {
     Bind(LocalId),
     Lit(Lit),
     Tuple(Vec<PatId>),
-    Ctor { ctor: Ctor, args: Vec<PatId> },
+    Ctor {
+        ctor: Ctor,
+        args: Vec<PatId>,
+    },
+    /// `local @ pat`: binds the whole value to `local` when `pat` matches.
+    /// Only the ownership pass makes it (a cell a nested pattern takes
+    /// apart, named so its block can be freed or reused).
+    At {
+        local: LocalId,
+        pat: PatId,
+    },
 }
 
 /// One function's code. `root` is the body block.

@@ -64,6 +64,15 @@ fn program_with(p: &Program, why: Option<&DropWhy>) -> String {
     out
 }
 
+/// A function's printed name: `ins`, or `ins#owning` for the owning
+/// version the ownership pass made of `ins`.
+pub fn fn_name(sig: &crate::FnSig) -> String {
+    match sig.owning_of {
+        Some(_) => format!("{}#owning", sig.name),
+        None => sig.name.clone(),
+    }
+}
+
 /// Prints one function: its signature and body.
 pub fn body(p: &Program, f: FnId) -> String {
     let idx = f.into_raw().into_u32() as usize;
@@ -99,7 +108,7 @@ fn function_here(
     let mut pr = Printer::new(items, body);
     pr.why = why.map(|w| (f, w));
     pr.fusion = fusion;
-    let _ = write!(pr.out, "fn {}(", sig.name);
+    let _ = write!(pr.out, "fn {}(", fn_name(sig));
     for (i, (name, ty)) in sig.params.iter().enumerate() {
         if i > 0 {
             pr.out.push_str(", ");
@@ -482,7 +491,7 @@ impl<'a> Printer<'a> {
                             .fns
                             .iter()
                             .find(|(id, _)| id == f)
-                            .map(|(_, s)| s.name.clone());
+                            .map(|(_, s)| fn_name(s));
                         self.out.push_str(&n.unwrap_or_else(|| "<fn>".into()));
                     }
                     Callee::Builtin(b) => self.out.push_str(Builtin::name(*b)),
@@ -705,6 +714,12 @@ impl<'a> Printer<'a> {
                 self.out.push_str(&n);
             }
             PatKind::Lit(l) => lit(&mut self.out, l),
+            PatKind::At { local, pat } => {
+                let n = self.local(*local);
+                self.out.push_str(&n);
+                self.out.push_str(" @ ");
+                self.pat(*pat);
+            }
             PatKind::Tuple(ps) => self.list('(', ps, ')', |p, q| p.pat(q)),
             PatKind::Ctor { ctor, args } => {
                 let n = self.ctor_name(*ctor);

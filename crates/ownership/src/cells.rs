@@ -31,6 +31,31 @@
 //! - Parameters: a cell parameter *borrows deep* when every use of it is
 //!   a borrow; a function's result is *owned deep* when every value it
 //!   returns is. Both join today's summaries in the same greatest fixpoint.
+//! - Owning versions: a cell parameter that the body does not borrow deep
+//!   but could consume (treated as an owned-deep local from the body's
+//!   start, it passes the rules above) is *owned* by the function's owning
+//!   version, which takes it apart, reuses its blocks and drops it. The
+//!   summary says which parameters the owning version owns and whether its
+//!   result is owned deep, from the same fixpoint. A direct call runs the
+//!   owning version when the argument of every owned parameter is owned
+//!   deep and dies at the call (`CallChoice::Owning`), the sharing version
+//!   otherwise (with the argument and the reason); a use given to an owned
+//!   parameter is a consuming use. The versions are separate functions of
+//!   the analysed program (`ins#owning`), made only where some call runs
+//!   them. Calls through function values run the sharing version.
+//! - Consuming uses may be several when they are on different paths (the
+//!   branches of an `if`, the arms of a `match`); a read is done before a
+//!   consuming use when evaluation finishes it first (an earlier statement,
+//!   an earlier operand, an `if`'s condition, a `match`'s scrutinee). A
+//!   destructive match may hand the value on whole in an arm that binds
+//!   nothing (`_ => t`): that arm leaves the block alone.
+//! - Nested patterns: a cell a nested pattern takes apart is named
+//!   (`cell @ Node(..)`, made before the analysis) and is a token too; the
+//!   match's own block, which points at it, is then freed at the start of
+//!   the arm, and only nested cells holding no other named cell are reused.
+//!   A field given to an owning version before its arm's constructor is
+//!   built (which could free or reuse it while the token's block still
+//!   points at it) makes the arm free its tokens at its start instead.
 //! - Values captured by closures, stored in maps or lists, passed through
 //!   function values or to parameters that keep them are shared: the
 //!   collector's.
@@ -109,6 +134,11 @@ pub struct ArmPlan {
     pub dead_fields: Vec<PatId>,
     /// Field bindings the arm never uses: they die at its start too.
     pub dead_binds: Vec<LocalId>,
+    /// Cells a nested pattern takes apart (`cell @ Node(..)`): each is
+    /// reused by the constructor given or freed at the start of the arm.
+    /// With any, the match's own token is freed at the start (it points at
+    /// them).
+    pub nested: Vec<(LocalId, Option<ExprId>)>,
 }
 
 /// A destructive match of an owned-deep local.
@@ -161,6 +191,11 @@ fn field_words(ty: &Ty) -> usize {
     }
 }
 
+/// Words of a tuple block of elements of the types given.
+fn tuple_words<'t>(tys: impl Iterator<Item = &'t Ty>) -> usize {
+    tys.map(field_words).sum::<usize>().max(1)
+}
+
 /// The runtime's size class of a block of `words` words: small classes are
 /// 16-byte steps up to 128 bytes (rt's heap), bigger cells get their own
 /// class per exact size here.
@@ -182,10 +217,49 @@ pub struct Cells<'a, 'd> {
     /// (the match, the arm's index, the scrutinee local).
     binders: HashMap<LocalId, (ExprId, usize, LocalId)>,
     own_memo: RefCell<HashMap<LocalId, Option<Result<CellEnd, Shared>>>>,
+    /// The parameters this body owns (its owning version), each an owned
+    /// local from the function's start; empty for the sharing version.
+    owned_params: HashSet<LocalId>,
+    /// The consuming uses of each owned local that has some.
+    consumed_at: RefCell<HashMap<LocalId, Vec<ExprId>>>,
+}
+
+/// How evaluation orders two expressions of one body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// The first is done before the second starts.
+    Before,
+    After,
+    /// Never both: different branches of an `if` or arms of a `match`.
+    Exclusive,
+    /// Neither (one inside the other, or in one loop statement).
+    Overlap,
+}
+
+/// Which version of a function with an owning version a call runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CallChoice {
+    /// Every argument of a parameter the owning version owns is owned
+    /// deep and dies at the call: the owning version.
+    Owning,
+    /// The sharing version: the argument of parameter `param` (the local
+    /// given, when it is a name) is not owned deep here, for the reason
+    /// given.
+    Sharing {
+        param: u32,
+        arg: Option<LocalId>,
+        why: Shared,
+    },
 }
 
 impl<'a, 'd> Cells<'a, 'd> {
     pub fn new(d: &'a Decider<'d>, items: &'a ItemTree) -> Self {
+        Self::owning(d, items, HashSet::new())
+    }
+
+    /// The cells of a body that owns the parameters given (the owning
+    /// version of its function).
+    pub fn owning(d: &'a Decider<'d>, items: &'a ItemTree, owned_params: HashSet<LocalId>) -> Self {
         let body = d.body;
         let mut tops = HashMap::new();
         for (b, e) in body.exprs.iter() {
@@ -214,9 +288,22 @@ impl<'a, 'd> Cells<'a, 'd> {
                 else {
                     continue;
                 };
-                for p in args {
-                    if let PatKind::Bind(y) = body[*p].kind {
-                        binders.insert(y, (m, i, s));
+                // Fields, and fields of cells a nested pattern takes apart
+                // (whose own blocks are left to the collector).
+                let mut stack: Vec<PatId> = args.clone();
+                while let Some(p) = stack.pop() {
+                    match &body[p].kind {
+                        PatKind::Bind(y) => {
+                            binders.insert(*y, (m, i, s));
+                        }
+                        PatKind::At { local, pat } => {
+                            binders.insert(*local, (m, i, s));
+                            stack.push(*pat);
+                        }
+                        PatKind::Ctor { args, .. } | PatKind::Tuple(args) => {
+                            stack.extend(args.iter().copied())
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -227,6 +314,8 @@ impl<'a, 'd> Cells<'a, 'd> {
             tops,
             binders,
             own_memo: RefCell::default(),
+            owned_params,
+            consumed_at: RefCell::default(),
         }
     }
 
@@ -312,10 +401,14 @@ impl<'a, 'd> Cells<'a, 'd> {
             ExprKind::Call {
                 callee: Callee::Fn(f),
                 ..
-            } => match self.fn_summary(*f) {
-                Some(s) if s.owned_deep_result => Ok(()),
-                _ => Err(Shared::FnResult(*f)),
-            },
+            } => {
+                let owning = self.call_choice(e) == Some(CallChoice::Owning);
+                match self.fn_summary(*f) {
+                    Some(s) if owning && s.owning_result => Ok(()),
+                    Some(s) if !owning && s.owned_deep_result => Ok(()),
+                    _ => Err(Shared::FnResult(*f)),
+                }
+            }
             ExprKind::If {
                 then,
                 else_: Some(x),
@@ -327,13 +420,12 @@ impl<'a, 'd> Cells<'a, 'd> {
             ExprKind::Match { arms, .. } => arms.iter().try_for_each(|a| self.owned_deep(a.body)),
             ExprKind::Block { tail: Some(t), .. } => self.owned_deep(*t),
             ExprKind::Local(x) if self.in_own_update(*x, e) => Ok(()),
-            ExprKind::Local(x) => {
-                let end = self.own(*x)?;
-                match end {
-                    CellEnd::Moved { at } if at == self.at(e) => Ok(()),
-                    _ => Err(Shared::NotNew),
+            ExprKind::Local(x) => match self.own(*x)? {
+                CellEnd::Moved { .. } | CellEnd::Matched { .. } if self.consumes_here(*x, e) => {
+                    Ok(())
                 }
-            }
+                _ => Err(Shared::NotNew),
+            },
             _ => Err(Shared::NotNew),
         }
     }
@@ -356,13 +448,36 @@ impl<'a, 'd> Cells<'a, 'd> {
             return Err(Shared::TypeNotDeep);
         }
         let l = self.d.facts.local(x).ok_or(Shared::NotNew)?;
-        let Some(decl) = &l.decl else {
-            return match body.locals[x].kind {
-                ir::LocalKind::Param => Err(Shared::Param),
-                _ => self.own_binding(x),
-            };
+        // Where the owner lives: a `let`/`var`'s block, or (an owned
+        // parameter of an owning version) the function's body from its start.
+        let (block, var, start) = match &l.decl {
+            Some(decl) => {
+                self.owned_deep(decl.init)?;
+                (
+                    Some(decl.block),
+                    decl.var,
+                    (decl.index, self.d.sm.stmt(decl.stmt).start),
+                )
+            }
+            None if self.owned_params.contains(&x) => {
+                let root = body.root.ok_or(Shared::Param)?;
+                let block = matches!(body[root].kind, ExprKind::Block { .. }).then_some(root);
+                (block, false, (0, self.at(root)))
+            }
+            None => {
+                return match body.locals[x].kind {
+                    ir::LocalKind::Param => Err(Shared::Param),
+                    _ => self.own_binding(x),
+                };
+            }
         };
-        self.owned_deep(decl.init)?;
+        let index_of = |u: &Use| -> Option<usize> {
+            match (&l.decl, block) {
+                (Some(_), _) => u.index,
+                (None, Some(b)) => self.index_in(b, u.expr),
+                (None, None) => Some(0),
+            }
+        };
         if l.for_assigned.is_some() {
             return Err(Shared::Var);
         }
@@ -372,7 +487,8 @@ impl<'a, 'd> Cells<'a, 'd> {
             }
             self.owned_deep(a.value)?;
         }
-        let mut consume: Option<&Use> = None;
+        let mut consumes: Vec<&Use> = Vec::new();
+        let mut ends: Vec<(ExprId, u32)> = Vec::new();
         let mut last: Option<(usize, u32)> = None;
         let mut note = |i: Option<usize>, at: u32| {
             if let Some(i) = i {
@@ -390,17 +506,27 @@ impl<'a, 'd> Cells<'a, 'd> {
             // name is never used): the block's value is the same cell.
             let borrowed = if u.moved_out {
                 Err(Shared::HandedOn(u.at))
+            } else if self.matched_then_used(l, u) {
+                // A match whose arm uses `x` again is no borrow: the arm
+                // would use it while the match still lends it.
+                Err(Shared::UsedTwice(u.at, u.at))
             } else {
                 self.borrow(u.expr, &u.ctx, 0)
             };
             match borrowed {
                 Ok(derived) => {
-                    note(u.index, u.at);
+                    note(index_of(u), u.at);
+                    ends.push((u.expr, u.at));
                     for e in derived {
-                        match self.index_in(decl.block, e) {
+                        let i = match block {
+                            Some(b) => self.index_in(b, e),
+                            None => Some(0),
+                        };
+                        match i {
                             Some(i) => note(Some(i), self.at(e)),
                             None => return Err(Shared::PartEscapes(self.at(e))),
                         }
+                        ends.push((e, self.at(e)));
                     }
                 }
                 Err(why) => {
@@ -425,7 +551,7 @@ impl<'a, 'd> Cells<'a, 'd> {
                     }
                     // A var may hand its last value on only as the
                     // function's or block's value, after every update.
-                    if decl.var {
+                    if var {
                         let out = matches!(u.ctx, Ctx::Out) || u.moved_out;
                         let after_updates = u.index.is_some_and(|ci| {
                             l.assigns.iter().all(|a| a.index.is_some_and(|ai| ai < ci))
@@ -434,47 +560,202 @@ impl<'a, 'd> Cells<'a, 'd> {
                             return Err(why);
                         }
                     }
-                    if let Some(c) = consume {
-                        return Err(Shared::UsedTwice(c.at, u.at));
-                    }
                     if u.in_loop {
                         return Err(Shared::ConsumedInLoop(u.at));
                     }
-                    consume = Some(u);
+                    if index_of(u).is_none() && !u.moved_out {
+                        return Err(Shared::PartEscapes(u.at));
+                    }
+                    consumes.push(u);
                 }
             }
         }
-        if let Some(c) = consume {
-            // Every borrow ends in an earlier statement than the consuming use.
-            if let (Some((i, at)), Some(ci)) = (last, c.index) {
-                if i >= ci {
-                    return Err(Shared::UsedTwice(at, c.at));
-                }
-            }
-            if c.index.is_none() && !c.moved_out {
-                return Err(Shared::PartEscapes(c.at));
-            }
+        if !consumes.is_empty() {
+            return self.consumed(x, &consumes, &ends);
+        }
+        let (index, at) = last.unwrap_or(start);
+        Ok(CellEnd::DropDeep { index, at })
+    }
+
+    /// The end of owned local `x` whose consuming uses are `consumes` and
+    /// whose borrows (and what was borrowed from it) end at `ends`: every
+    /// borrow is done before each consuming use starts (or on another path),
+    /// and the consuming uses are on different paths (branches of an `if`,
+    /// arms of a `match`), except a destructive `match` of `x` and uses of
+    /// `x` in its arms that bind nothing (those arms hand `x` on whole).
+    fn consumed(
+        &self,
+        x: LocalId,
+        consumes: &[&Use],
+        ends: &[(ExprId, u32)],
+    ) -> Result<CellEnd, Shared> {
+        let body = self.d.body;
+        // The destructive match among the consuming uses, if any.
+        let mut matched: Option<(ExprId, u32)> = None;
+        for c in consumes {
             if let Some((m, _)) = self.consumer(c.expr) {
                 if matches!(c.ctx, Ctx::Escape(Escape::Matched))
                     && matches!(&body[m].kind, ExprKind::Match { scrutinee, .. } if *scrutinee == c.expr)
                 {
-                    return Ok(CellEnd::Matched { m, at: c.at });
+                    if let Some((_, at)) = matched {
+                        return Err(Shared::UsedTwice(at, c.at));
+                    }
+                    matched = Some((m, c.at));
                 }
             }
-            return Ok(CellEnd::Moved { at: c.at });
         }
-        let (index, at) = last.unwrap_or((decl.index, self.d.sm.stmt(decl.stmt).start));
-        Ok(CellEnd::DropDeep { index, at })
+        for (i, a) in consumes.iter().enumerate() {
+            for b in &consumes[i + 1..] {
+                let ok = match self.order(a.expr, b.expr) {
+                    Order::Exclusive => true,
+                    // The scrutinee first, then a use in an arm that binds
+                    // nothing.
+                    Order::Before | Order::After => matched.is_some_and(|(m, _)| {
+                        (self.is_scrutinee(a, m) && self.passes_on(m, b.expr))
+                            || (self.is_scrutinee(b, m) && self.passes_on(m, a.expr))
+                    }),
+                    Order::Overlap => false,
+                };
+                if !ok {
+                    return Err(Shared::UsedTwice(a.at.min(b.at), a.at.max(b.at)));
+                }
+            }
+        }
+        for &(e, at) in ends {
+            for c in consumes {
+                if !matches!(self.order(e, c.expr), Order::Before | Order::Exclusive) {
+                    return Err(Shared::UsedTwice(at.min(c.at), at.max(c.at)));
+                }
+            }
+        }
+        self.consumed_at
+            .borrow_mut()
+            .insert(x, consumes.iter().map(|c| c.expr).collect());
+        let first = consumes.iter().map(|c| c.at).min().unwrap_or(0);
+        Ok(match matched {
+            Some((m, at)) => CellEnd::Matched { m, at },
+            None => CellEnd::Moved { at: first },
+        })
+    }
+
+    /// Whether use `u` of a local is the scrutinee of a match in whose arms
+    /// the local is used again.
+    fn matched_then_used(&self, l: &crate::walk::LocalFacts, u: &Use) -> bool {
+        let Some((m, _)) = self.consumer(u.expr) else {
+            return false;
+        };
+        self.is_scrutinee(u, m)
+            && l.uses
+                .iter()
+                .any(|v| v.expr != u.expr && self.d.is_within(v.expr, m))
+    }
+
+    /// Whether use `u` is the scrutinee of match `m`.
+    fn is_scrutinee(&self, u: &Use, m: ExprId) -> bool {
+        matches!(u.ctx, Ctx::Escape(Escape::Matched))
+            && self.consumer(u.expr).map(|p| p.0) == Some(m)
+    }
+
+    /// Whether `e` is in an arm of match `m` whose pattern binds nothing
+    /// (the arm hands the scrutinee on whole).
+    fn passes_on(&self, m: ExprId, e: ExprId) -> bool {
+        let body = self.d.body;
+        let ExprKind::Match { arms, .. } = &body[m].kind else {
+            return false;
+        };
+        arms.iter()
+            .any(|a| self.d.is_within(e, a.body) && pat_binds(body, a.pat).is_empty())
+    }
+
+    /// Whether `e` (a use of owned local `x`) is one of its consuming uses.
+    fn consumes_here(&self, x: LocalId, e: ExprId) -> bool {
+        self.consumed_at
+            .borrow()
+            .get(&x)
+            .is_some_and(|v| v.contains(&e))
+    }
+
+    /// How evaluation orders `a` and `b`: `a` done before `b` starts (or
+    /// after), on different paths, or neither (one inside the other, or in
+    /// one statement of a loop).
+    fn order(&self, a: ExprId, b: ExprId) -> Order {
+        let mut up = vec![a];
+        let mut cur = a;
+        for _ in 0..4096 {
+            match self.parent(cur) {
+                Some(p) => {
+                    up.push(p);
+                    cur = p;
+                }
+                None => break,
+            }
+        }
+        let pos: HashMap<ExprId, usize> = up.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+        let mut prev: Option<ExprId> = None;
+        let mut cur = b;
+        let mut found = None;
+        for _ in 0..4096 {
+            if let Some(&i) = pos.get(&cur) {
+                found = Some((cur, i));
+                break;
+            }
+            prev = Some(cur);
+            match self.parent(cur) {
+                Some(p) => cur = p,
+                None => break,
+            }
+        }
+        let Some((lca, i)) = found else {
+            return Order::Overlap;
+        };
+        let (Some(ca), Some(cb)) = (i.checked_sub(1).map(|j| up[j]), prev) else {
+            return Order::Overlap;
+        };
+        let cmp = |x: usize, y: usize| match x.cmp(&y) {
+            std::cmp::Ordering::Less => Order::Before,
+            std::cmp::Ordering::Greater => Order::After,
+            std::cmp::Ordering::Equal => Order::Overlap,
+        };
+        match &self.d.body[lca].kind {
+            ExprKind::Block { .. } => match (self.tops.get(&ca), self.tops.get(&cb)) {
+                (Some(&(b1, i)), Some(&(b2, j))) if b1 == lca && b2 == lca => cmp(i, j),
+                _ => Order::Overlap,
+            },
+            // The head first, then one of the branches.
+            ExprKind::If { cond: head, .. }
+            | ExprKind::Match {
+                scrutinee: head, ..
+            } => {
+                if ca == *head {
+                    Order::Before
+                } else if cb == *head {
+                    Order::After
+                } else {
+                    Order::Exclusive
+                }
+            }
+            ExprKind::Lambda { .. } => Order::Overlap,
+            k => {
+                let ch = ir::visit::children(k);
+                match (
+                    ch.iter().position(|c| *c == ca),
+                    ch.iter().position(|c| *c == cb),
+                ) {
+                    (Some(i), Some(j)) => cmp(i, j),
+                    _ => Order::Overlap,
+                }
+            }
+        }
     }
 
     /// A field bound by a destructive match of an owned-deep value owns its
     /// part (moved out, owned deep), inside its arm: reads first, then at
-    /// most one consuming use (stored, returned, the arm's value, matched),
-    /// everything borrowed from it done within the arm. With no consuming
-    /// use it is dropped deep when the arm's value is made. In an arm whose
-    /// constructor reuses the scrutinee's block, a field is not taken apart
-    /// itself: the token's block, still allocated until the reuse, points
-    /// at it.
+    /// most one consuming use on each path (stored, returned, the arm's
+    /// value, matched, given to an owning version), everything borrowed
+    /// from it done within the arm. With no consuming use it is dropped
+    /// deep when the arm's value is made. In an arm whose constructor
+    /// reuses the scrutinee's block, a field is not taken apart itself: the
+    /// token's block, still allocated until the reuse, points at it.
     fn own_binding(&self, x: LocalId) -> Result<CellEnd, Shared> {
         let body = self.d.body;
         let &(m, arm_i, s) = self.binders.get(&x).ok_or(Shared::PartOf)?;
@@ -495,7 +776,8 @@ impl<'a, 'd> Cells<'a, 'd> {
                 self.d.is_within(e, arm).then_some(0)
             }
         };
-        let mut consume: Option<&Use> = None;
+        let mut consumes: Vec<&Use> = Vec::new();
+        let mut ends: Vec<(ExprId, u32)> = Vec::new();
         let mut last: Option<(usize, u32)> = None;
         let mut note = |i: usize, at: u32| {
             if last.is_none_or(|(j, _)| i >= j) {
@@ -517,14 +799,16 @@ impl<'a, 'd> Cells<'a, 'd> {
             let borrowed = borrowed.map(|derived| {
                 derived
                     .iter()
-                    .map(|e| index(*e).map(|j| (j, self.at(*e))))
+                    .map(|e| index(*e).map(|j| (j, *e, self.at(*e))))
                     .collect::<Option<Vec<_>>>()
             });
             match borrowed {
-                Ok(Some(ends)) => {
+                Ok(Some(derived)) => {
                     note(i, u.at);
-                    for (j, at) in ends {
+                    ends.push((u.expr, u.at));
+                    for (j, e, at) in derived {
                         note(j, at);
+                        ends.push((e, at));
                     }
                 }
                 other => {
@@ -535,52 +819,61 @@ impl<'a, 'd> Cells<'a, 'd> {
                     if !self.consuming(u) && !self.flows_out_of(u.expr, arm) {
                         return Err(why);
                     }
-                    if let Some(c) = consume {
-                        return Err(Shared::UsedTwice(c.at, u.at));
-                    }
                     if self.loop_between(u.expr, arm) {
                         return Err(Shared::ConsumedInLoop(u.at));
                     }
-                    consume = Some(u);
+                    consumes.push(u);
                 }
             }
         }
-        let Some(c) = consume else {
+        if consumes.is_empty() {
             let (index, at) = last.unwrap_or((0, self.at(arm)));
             return Ok(CellEnd::DropDeep { index, at });
-        };
-        let ci = index(c.expr).ok_or(Shared::PartEscapes(c.at))?;
-        if let Some((i, at)) = last {
-            if i >= ci {
-                return Err(Shared::UsedTwice(at, c.at));
-            }
         }
         // In an arm that reuses the token's block, the block points at
         // this field until the constructor overwrites it: the field may
         // only go into that constructor or out as the arm's value, never
         // to something that could free it first (an early return, a
         // temporary, a match taking it apart).
-        let reuse = self
+        let reuses: Vec<ExprId> = self
             .match_plan(s, m)
-            .and_then(|p| p.arms.get(arm_i).and_then(|a| a.reuse));
-        if let Some(r) = reuse {
-            if !self.flows_out_of(c.expr, arm) && !self.stored_into(c.expr, r) {
-                return Err(Shared::BeforeReuse(c.at));
+            .and_then(|p| p.arms.get(arm_i).cloned())
+            .map(|a| {
+                a.reuse
+                    .into_iter()
+                    .chain(a.nested.iter().filter_map(|n| n.1))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !reuses.is_empty() {
+            for c in &consumes {
+                if !self.flows_out_of(c.expr, arm)
+                    && !reuses.iter().any(|r| self.stored_into(c.expr, *r))
+                    && !self.stored_out_of(c.expr, arm)
+                {
+                    return Err(Shared::BeforeReuse(c.at));
+                }
             }
         }
-        if let Some((m2, _)) = self.consumer(c.expr) {
-            let taken_apart = matches!(c.ctx, Ctx::Escape(Escape::Matched))
-                && matches!(&body[m2].kind, ExprKind::Match { scrutinee, .. } if *scrutinee == c.expr);
-            if taken_apart {
-                return Ok(CellEnd::Matched { m: m2, at: c.at });
-            }
-        }
-        Ok(CellEnd::Moved { at: c.at })
+        self.consumed(x, &consumes, &ends)
     }
 
     /// Whether `e`'s value is stored, through constructors only, into the
     /// constructor `target`.
     fn stored_into(&self, e: ExprId, target: ExprId) -> bool {
+        self.stored_until(e, &mut |p| p == target)
+    }
+
+    /// Whether `e`'s value is stored, through constructors only, into a
+    /// constructor that becomes the value of `arm` (nothing frees it on the
+    /// way).
+    fn stored_out_of(&self, e: ExprId, arm: ExprId) -> bool {
+        self.stored_until(e, &mut |p| self.flows_out_of(p, arm))
+    }
+
+    /// Whether `e`'s value is stored, through constructors only, into a
+    /// constructor for which `stop` holds.
+    fn stored_until(&self, e: ExprId, stop: &mut dyn FnMut(ExprId) -> bool) -> bool {
         let mut cur = e;
         for _ in 0..4096 {
             let Some((p, child)) = self.consumer(cur) else {
@@ -595,7 +888,7 @@ impl<'a, 'd> Cells<'a, 'd> {
             if !stored {
                 return false;
             }
-            if p == target {
+            if stop(p) {
                 return true;
             }
             cur = p;
@@ -662,9 +955,10 @@ impl<'a, 'd> Cells<'a, 'd> {
     }
 
     /// Whether use `u` may consume the value: stored in a constructor that
-    /// is itself owned deep, returned, moved out, or matched.
+    /// is itself owned deep, returned, moved out, matched, or given to a
+    /// parameter an owning version owns.
     fn consuming(&self, u: &Use) -> bool {
-        if u.moved_out {
+        if u.moved_out || self.owning_arg(u.expr).is_some() {
             return true;
         }
         matches!(
@@ -677,6 +971,51 @@ impl<'a, 'd> Cells<'a, 'd> {
                         | Escape::StoredInField { .. }
                 )
         )
+    }
+
+    /// The call and the parameter when `e`'s value is the argument of a
+    /// direct call at a parameter the callee's owning version owns.
+    fn owning_arg(&self, e: ExprId) -> Option<(ExprId, usize)> {
+        let (c, arg) = self.consumer(e)?;
+        let (s, args) = self.direct_call(c)?;
+        let i = args.iter().position(|a| *a == arg)?;
+        s.owns(i).then_some((c, i))
+    }
+
+    /// The callee's summary and the arguments of `c`, a direct call.
+    fn direct_call(&self, c: ExprId) -> Option<(&crate::Summary, &[ExprId])> {
+        match &self.d.body[c].kind {
+            ExprKind::Call {
+                callee: Callee::Fn(g),
+                args,
+            } => Some((self.fn_summary(*g)?, args)),
+            _ => None,
+        }
+    }
+
+    /// Which version call `c` runs (None: not a direct call of a function
+    /// with an owning version).
+    pub fn call_choice(&self, c: ExprId) -> Option<CallChoice> {
+        let (s, args) = self.direct_call(c)?;
+        if !s.has_owning() {
+            return None;
+        }
+        for (i, a) in args.iter().enumerate() {
+            if s.owns(i) {
+                if let Err(why) = self.owned_deep(*a) {
+                    let arg = match self.d.body[*a].kind {
+                        ExprKind::Local(l) => Some(l),
+                        _ => None,
+                    };
+                    return Some(CallChoice::Sharing {
+                        param: i as u32,
+                        arg,
+                        why,
+                    });
+                }
+            }
+        }
+        Some(CallChoice::Owning)
     }
 
     /// Whether the use of a value at `e` (with context `ctx`) is a borrow:
@@ -832,34 +1171,126 @@ impl<'a, 'd> Cells<'a, 'd> {
             return None;
         };
         let mut out = Vec::new();
+        let uses = self
+            .d
+            .facts
+            .local(x)
+            .map(|l| &l.uses[..])
+            .unwrap_or_default();
         for arm in arms {
             let mut a = ArmPlan::default();
-            match &body[arm.pat].kind {
-                PatKind::Wild => a.drop_whole = true,
-                PatKind::Ctor { ctor, args } if !args.is_empty() => {
-                    let fields = self.ctor_fields(*ctor, &body[arm.pat].ty);
-                    self.dead_parts(args, &mut a);
-                    let words = 1 + fields.iter().map(field_words).sum::<usize>();
-                    a.reuse = self.reuse_candidate(arm.body, size_class(words));
-                    a.free_token = a.reuse.is_none();
-                }
-                PatKind::Tuple(args) => {
-                    self.dead_parts(args, &mut a);
-                    let words = args
-                        .iter()
-                        .map(|p| field_words(&body[*p].ty))
-                        .sum::<usize>();
-                    a.reuse = self.reuse_candidate(arm.body, size_class(words.max(1)));
-                    a.free_token = a.reuse.is_none();
-                }
-                _ => {}
+            // An arm that hands the value on whole (it binds nothing and
+            // uses `x` again) leaves it alone.
+            if uses.iter().any(|u| self.d.is_within(u.expr, arm.body)) {
+                out.push(a);
+                continue;
             }
+            // A field given to an owning version may be freed or reused
+            // by it before the arm's constructor is built; the token's
+            // block would point at it until then: it is freed at the start
+            // of the arm instead of being reused.
+            let gives = pat_binds(body, arm.pat).into_iter().any(|y| {
+                self.d
+                    .facts
+                    .local(y)
+                    .is_some_and(|l| l.uses.iter().any(|u| self.owning_arg(u.expr).is_some()))
+            });
+            let args = match &body[arm.pat].kind {
+                PatKind::Wild => {
+                    a.drop_whole = true;
+                    out.push(a);
+                    continue;
+                }
+                PatKind::Ctor { args, .. } | PatKind::Tuple(args) => args,
+                _ => {
+                    out.push(a);
+                    continue;
+                }
+            };
+            let Some(words) = self.pat_words(arm.pat) else {
+                out.push(a);
+                continue;
+            };
+            self.dead_parts(args, &mut a);
+            let nested = self.nested_tokens(args);
+            for (_, inner, _) in &nested {
+                if let PatKind::Ctor { args, .. } | PatKind::Tuple(args) = &body[*inner].kind {
+                    self.dead_parts(args, &mut a);
+                }
+            }
+            let mut taken = Vec::new();
+            if nested.is_empty() {
+                if !gives {
+                    a.reuse = self.reuse_candidate(arm.body, size_class(words), &taken);
+                }
+            } else {
+                for (l, inner, leaf) in nested {
+                    let r = if leaf && !gives {
+                        self.pat_words(inner)
+                            .and_then(|w| self.reuse_candidate(arm.body, size_class(w), &taken))
+                    } else {
+                        None
+                    };
+                    taken.extend(r);
+                    a.nested.push((l, r));
+                }
+            }
+            a.free_token = a.reuse.is_none();
             out.push(a);
         }
         Some(MatchPlan {
             token: x,
             arms: out,
         })
+    }
+
+    /// The cells nested patterns among `args` take apart (named by
+    /// `cell @ ..`), outermost first: (the name, its pattern, whether no
+    /// other nested pattern is inside it).
+    fn nested_tokens(&self, args: &[PatId]) -> Vec<(LocalId, PatId, bool)> {
+        let body = self.d.body;
+        let mut out = Vec::new();
+        let mut stack: Vec<PatId> = args.iter().rev().copied().collect();
+        while let Some(p) = stack.pop() {
+            match &body[p].kind {
+                PatKind::At { local, pat } => {
+                    let inner: Vec<PatId> = match &body[*pat].kind {
+                        PatKind::Ctor { args, .. } | PatKind::Tuple(args) => args.clone(),
+                        _ => Vec::new(),
+                    };
+                    let leaf = inner.iter().all(|q| pat_binds_at(body, *q).is_empty());
+                    out.push((*local, *pat, leaf));
+                    stack.extend(inner.into_iter().rev());
+                }
+                PatKind::Ctor { args, .. } | PatKind::Tuple(args) => {
+                    stack.extend(args.iter().rev().copied())
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Words of the block a constructor or tuple pattern matches.
+    fn pat_words(&self, p: PatId) -> Option<usize> {
+        let body = self.d.body;
+        match &body[p].kind {
+            PatKind::Ctor { ctor, args } if !args.is_empty() => {
+                Some(self.variant_words(*ctor, &body[p].ty))
+            }
+            PatKind::Tuple(args) => Some(tuple_words(args.iter().map(|q| &body[*q].ty))),
+            _ => None,
+        }
+    }
+
+    /// Words of a block of constructor `c` of a value of type `ty`: the
+    /// tag, then its fields.
+    fn variant_words(&self, c: Ctor, ty: &Ty) -> usize {
+        1 + self
+            .ctor_fields(c, ty)
+            .iter()
+            .map(field_words)
+            .sum::<usize>()
     }
 
     /// The fields of a taken-apart cell that die at the start of the arm:
@@ -901,15 +1332,9 @@ impl<'a, 'd> Cells<'a, 'd> {
         let body = self.d.body;
         match &body[e].kind {
             ExprKind::Ctor { ctor, args } if !args.is_empty() => {
-                let fs = self.ctor_fields(*ctor, &body[e].ty);
-                Some(1 + fs.iter().map(field_words).sum::<usize>())
+                Some(self.variant_words(*ctor, &body[e].ty))
             }
-            ExprKind::Tuple(xs) => Some(
-                xs.iter()
-                    .map(|x| field_words(&body[*x].ty))
-                    .sum::<usize>()
-                    .max(1),
-            ),
+            ExprKind::Tuple(xs) => Some(tuple_words(xs.iter().map(|x| &body[*x].ty))),
             ExprKind::Record { ty, .. } => match &self.items.types[*ty].kind {
                 TypeDefKind::Record { fields } => Some(
                     fields
@@ -926,11 +1351,14 @@ impl<'a, 'd> Cells<'a, 'd> {
 
     /// The first constructor of size class `class` on the straight-line
     /// path of `e` (evaluated exactly once whenever `e` completes).
-    fn reuse_candidate(&self, e: ExprId, class: usize) -> Option<ExprId> {
+    fn reuse_candidate(&self, e: ExprId, class: usize, taken: &[ExprId]) -> Option<ExprId> {
         let body = self.d.body;
         let mut found = None;
         self.spine(e, &mut |x| {
-            if found.is_none() && self.ctor_words(x).map(size_class) == Some(class) {
+            if found.is_none()
+                && !taken.contains(&x)
+                && self.ctor_words(x).map(size_class) == Some(class)
+            {
                 found = Some(x);
             }
         });
@@ -1005,6 +1433,16 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
             plan.temps.insert(e, r);
             plan.deep_temps.insert(e);
         }
+        if let (
+            Some(CallChoice::Owning),
+            ExprKind::Call {
+                callee: Callee::Fn(g),
+                ..
+            },
+        ) = (c.call_choice(e), &body[e].kind)
+        {
+            plan.owning_calls.insert(e, *g);
+        }
     }
     for x in locals {
         if !is_cell(&body.locals[x].ty) {
@@ -1014,7 +1452,8 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
             continue;
         };
         let decl = lf.decl.clone();
-        if decl.is_none() && !c.binders.contains_key(&x) {
+        let param = c.owned_params.contains(&x);
+        if decl.is_none() && !c.binders.contains_key(&x) && !param {
             continue;
         }
         match c.own(x) {
@@ -1025,6 +1464,18 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
                         .entry(decl.block)
                         .or_default()
                         .push((index, x, true, r));
+                }
+                // An owned parameter lives in the body's outer block.
+                (None, _) if param => {
+                    if let Some(root) = body.root {
+                        if matches!(body[root].kind, ExprKind::Block { .. }) {
+                            let r = reason(why, R::CellLastUse(x));
+                            plan.drops
+                                .entry(root)
+                                .or_default()
+                                .push((index, x, true, r));
+                        }
+                    }
                 }
                 // A field never used is dropped by its match (dead_binds).
                 (None, Some(&(m, arm, _))) if !lf.uses.is_empty() => {
@@ -1042,9 +1493,21 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
                     let mut st = crate::rewrite::ArmStart {
                         // The token's block points at its dead fields until
                         // the constructor overwrites it: free them after.
-                        at_end: a.reuse.is_some(),
+                        at_end: a.reuse.is_some() || a.nested.iter().any(|n| n.1.is_some()),
                         ..Default::default()
                     };
+                    for &(l, r) in &a.nested {
+                        match r {
+                            Some(ctor) if !plan.reuses.contains_key(&ctor) => {
+                                let r = reason(why, R::Reused { local: l, by: ctor });
+                                plan.reuses.insert(ctor, (l, r));
+                            }
+                            _ => {
+                                let r = reason(why, R::TokenFreed(l));
+                                st.tokens.push((l, r));
+                            }
+                        }
+                    }
                     for p in a.dead_fields {
                         let r = reason(why, R::DeadField(x));
                         st.fields.push((p, r));
@@ -1114,11 +1577,25 @@ pub fn temp_read(c: &Cells, e: ExprId) -> Option<Reader> {
 
 /// The locals a pattern binds.
 pub fn pat_binds(body: &ir::Body, p: PatId) -> Vec<LocalId> {
+    binds_of(body, p, true)
+}
+
+/// The `cell @ ..` names a pattern holds.
+fn pat_binds_at(body: &ir::Body, p: PatId) -> Vec<LocalId> {
+    binds_of(body, p, false)
+}
+
+/// The `cell @ ..` names in `p`, and with `plain` its other bindings.
+fn binds_of(body: &ir::Body, p: PatId, plain: bool) -> Vec<LocalId> {
     let mut out = Vec::new();
     let mut stack = vec![p];
     while let Some(p) = stack.pop() {
         match &body[p].kind {
-            PatKind::Bind(x) => out.push(*x),
+            PatKind::Bind(x) if plain => out.push(*x),
+            PatKind::At { local, pat } => {
+                out.push(*local);
+                stack.push(*pat);
+            }
             PatKind::Tuple(ps) | PatKind::Ctor { args: ps, .. } => stack.extend(ps.iter().copied()),
             _ => {}
         }
@@ -1126,33 +1603,60 @@ pub fn pat_binds(body: &ir::Body, p: PatId) -> Vec<LocalId> {
     out
 }
 
+/// The cell facts of one function's summary.
+pub struct CellSummary {
+    pub owned_deep_result: bool,
+    pub why_not_owned_deep: Option<Shared>,
+    pub cell_borrowed: Vec<bool>,
+    pub why_not_cell_borrowed: Vec<Option<Shared>>,
+    pub owning: Vec<bool>,
+    pub why_not_owning: Vec<Option<Shared>>,
+    pub owning_result: bool,
+    pub why_not_owning_result: Option<Shared>,
+}
+
+/// The parameters the owning version of the function `d` analyses owns,
+/// by the summaries `d` reads (the function's own included).
+pub fn owned_params(f: ir::FnId, d: &Decider) -> HashSet<LocalId> {
+    let Some(s) = d.summaries.get(f.into_raw().into_u32() as usize) else {
+        return HashSet::new();
+    };
+    d.body
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| s.owns(*i))
+        .map(|(_, p)| *p)
+        .collect()
+}
+
+/// Why one of `values` (a function's results) is not owned deep.
+fn result_not_owned(c: &Cells, sig: &ir::FnSig) -> Option<Shared> {
+    let d = c.d;
+    let body = d.body;
+    if !is_cell(&sig.ret) || !deep_type(c.items, &sig.ret) {
+        return Some(Shared::TypeNotDeep);
+    }
+    let mut values: Vec<ExprId> = body.root.into_iter().collect();
+    for &r in &d.facts.returns {
+        if let ExprKind::Return(Some(v)) = &body[r].kind {
+            values.push(*v);
+        }
+    }
+    values.into_iter().find_map(|v| c.owned_deep(v).err())
+}
+
 /// The cell facts of one function's summary: result owned deep (or why
-/// not), and per parameter whether the body borrows it deep (or why not).
-pub fn summarize(
-    items: &ItemTree,
-    f: ir::FnId,
-    d: &Decider,
-) -> (bool, Option<Shared>, Vec<bool>, Vec<Option<Shared>>) {
+/// not), per parameter whether the body borrows it deep (or why not), and
+/// the owning version's: which parameters it can own and whether its
+/// result is owned deep. The owning version is analysed with the
+/// parameters the current summaries give it (candidates: cell parameters
+/// of a type a deep drop can free, not borrowed deep, not yet refused).
+pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> CellSummary {
     let sig = &items.fns[f];
     let body = d.body;
     let c = Cells::new(d, items);
-    let mut why_result = None;
-    if !is_cell(&sig.ret) || !deep_type(items, &sig.ret) {
-        why_result = Some(Shared::TypeNotDeep);
-    } else {
-        let mut values: Vec<ExprId> = body.root.into_iter().collect();
-        for &r in &d.facts.returns {
-            if let ExprKind::Return(Some(v)) = &body[r].kind {
-                values.push(*v);
-            }
-        }
-        for v in values {
-            if let Err(why) = c.owned_deep(v) {
-                why_result = Some(why);
-                break;
-            }
-        }
-    }
+    let why_result = result_not_owned(&c, sig);
     let mut borrowed = Vec::new();
     let mut why_not = Vec::new();
     for &p in &body.params {
@@ -1164,5 +1668,61 @@ pub fn summarize(
         borrowed.push(why.is_none());
         why_not.push(why);
     }
-    (why_result.is_none(), why_result, borrowed, why_not)
+    let prev = d.summaries.get(f.into_raw().into_u32() as usize);
+    let candidate = |i: usize, p: LocalId| {
+        let ty = &body.locals[p].ty;
+        is_cell(ty)
+            && deep_type(items, ty)
+            && !borrowed[i]
+            && prev.is_none_or(|s| s.owning.get(i).copied().unwrap_or(true))
+    };
+    let owned: HashSet<LocalId> = body
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| candidate(*i, **p))
+        .map(|(_, p)| *p)
+        .collect();
+    let oc = Cells::owning(d, items, owned.clone());
+    let mut owning = Vec::new();
+    let mut why_not_owning = Vec::new();
+    for (i, &p) in body.params.iter().enumerate() {
+        let ty = &body.locals[p].ty;
+        let why = if !is_cell(ty) {
+            Some(Shared::NotNew)
+        } else if !deep_type(items, ty) {
+            Some(Shared::TypeNotDeep)
+        } else if borrowed[i] {
+            // Borrowed deep: the sharing version is as good; whether the
+            // owning version could own it is left as it was.
+            prev.and_then(|s| s.why_not_owning.get(i).copied().flatten())
+        } else if !owned.contains(&p) {
+            prev.and_then(|s| s.why_not_owning.get(i).copied().flatten())
+                .or(Some(Shared::Cycle))
+        } else {
+            oc.own(p).err()
+        };
+        let keep = borrowed[i] && is_cell(ty) && deep_type(items, ty);
+        owning.push(if keep {
+            prev.is_none_or(|s| s.owning.get(i).copied().unwrap_or(true))
+        } else {
+            why.is_none()
+        });
+        why_not_owning.push(why);
+    }
+    let why_owning_result = if owned.is_empty() {
+        why_result
+    } else {
+        result_not_owned(&oc, sig)
+    };
+    CellSummary {
+        owned_deep_result: why_result.is_none(),
+        why_not_owned_deep: why_result,
+        cell_borrowed: borrowed,
+        why_not_cell_borrowed: why_not,
+        owning,
+        why_not_owning,
+        owning_result: why_owning_result.is_none(),
+        why_not_owning_result: why_owning_result,
+    }
 }

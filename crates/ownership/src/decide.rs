@@ -831,17 +831,20 @@ pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> Summary {
             ExprKind::Return(Some(v)) => d.owns_strings(*v),
             _ => true,
         });
-    let (owned_deep_result, why_not_owned_deep, cell_borrowed, why_not_cell_borrowed) =
-        crate::cells::summarize(items, f, d);
+    let c = crate::cells::summarize(items, f, d);
     Summary {
         fresh_result: why_not_fresh.is_none(),
         deep_result,
         why_not_fresh,
         borrowed,
         why_not_borrowed,
-        owned_deep_result,
-        why_not_owned_deep,
-        cell_borrowed,
-        why_not_cell_borrowed,
+        owned_deep_result: c.owned_deep_result,
+        why_not_owned_deep: c.why_not_owned_deep,
+        cell_borrowed: c.cell_borrowed,
+        why_not_cell_borrowed: c.why_not_cell_borrowed,
+        owning: c.owning,
+        why_not_owning: c.why_not_owning,
+        owning_result: c.owning_result,
+        why_not_owning_result: c.why_not_owning_result,
     }
 }

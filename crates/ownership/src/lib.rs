@@ -76,6 +76,7 @@ use decide::{Decider, End, Own};
 use reason::{Cx, DropReason, ParamUse, Reader, ResultNotFresh, SetMode};
 use walk::Ctx;
 
+pub use cells::{CallChoice, Shared};
 pub use report::{render_fate, render_site, BlockKind, FateKind, SiteKind};
 pub use table::{row as method_row, ArgUse, Res};
 
@@ -99,6 +100,15 @@ pub struct Summary {
     /// body only borrows it deep; always true for non-cell parameters).
     pub cell_borrowed: Vec<bool>,
     pub why_not_cell_borrowed: Vec<Option<cells::Shared>>,
+    /// Per parameter: the owning version may own it (a cell parameter the
+    /// body can consume: reads, then at most one consuming use on each
+    /// path). It owns the parameters for which this holds and the sharing
+    /// version does not borrow deep ([`Summary::owns`]).
+    pub owning: Vec<bool>,
+    pub why_not_owning: Vec<Option<cells::Shared>>,
+    /// The owning version's result is owned deep.
+    pub owning_result: bool,
+    pub why_not_owning_result: Option<cells::Shared>,
 }
 
 impl Summary {
@@ -113,16 +123,32 @@ impl Summary {
             why_not_owned_deep: None,
             cell_borrowed: vec![true; n],
             why_not_cell_borrowed: vec![None; n],
+            owning: vec![true; n],
+            why_not_owning: vec![None; n],
+            owning_result: true,
+            why_not_owning_result: None,
         }
     }
+    /// Whether the owning version owns parameter `i`.
+    pub fn owns(&self, i: usize) -> bool {
+        self.owning.get(i).copied().unwrap_or(false)
+            && !self.cell_borrowed.get(i).copied().unwrap_or(true)
+    }
+    /// Whether the function has an owning version (it owns a parameter).
+    pub fn has_owning(&self) -> bool {
+        (0..self.owning.len()).any(|i| self.owns(i))
+    }
     /// The facts the fixpoint compares (reasons may differ by visit order).
-    fn key(&self) -> (bool, bool, &[bool], bool, &[bool]) {
+    #[allow(clippy::type_complexity)]
+    fn key(&self) -> (bool, bool, &[bool], bool, &[bool], &[bool], bool) {
         (
             self.fresh_result,
             self.deep_result,
             &self.borrowed,
             self.owned_deep_result,
             &self.cell_borrowed,
+            &self.owning,
+            self.owning_result,
         )
     }
 }
@@ -180,6 +206,10 @@ pub struct Analysis {
     /// Every `set` call, in source order: (offset, function, in place or
     /// a copy, and why).
     pub sets: Vec<(u32, FnId, SetMode)>,
+    /// Every direct call of a function with an owning version, in source
+    /// order: (offset, the calling function (a version), the callee, which
+    /// version runs and why).
+    pub calls: Vec<(u32, FnId, FnId, cells::CallChoice)>,
 }
 
 fn fn_index(f: FnId) -> usize {
@@ -188,15 +218,62 @@ fn fn_index(f: FnId) -> usize {
 
 /// Runs the whole analysis.
 pub fn analyze(program: &Program) -> Analysis {
+    let named = name_nested(program);
+    let program = &named;
     let summaries = solve(program);
+    let effects = ir::effects::Effects::of(program);
+    // The owning versions some call runs: from the sharing versions' calls,
+    // then from the owning versions' own calls, until none is new.
+    let mut needed: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
+    let mut work: Vec<(FnId, bool)> = program.items.fns.iter().map(|(f, _)| (f, false)).collect();
+    while let Some((f, owning)) = work.pop() {
+        for g in owning_callees(program, &summaries, f, owning) {
+            if needed.insert(g.into_raw().into_u32()) {
+                work.push((g, true));
+            }
+        }
+    }
     let mut out = program.clone();
+    let mut versions: HashMap<FnId, FnId> = HashMap::new();
+    let mut all_summaries = summaries.clone();
+    {
+        let items = Arc::make_mut(&mut out.items);
+        for (f, sig) in program.items.fns.iter() {
+            if !needed.contains(&f.into_raw().into_u32()) {
+                continue;
+            }
+            let mut v = sig.clone();
+            v.owning_of = Some(f);
+            let id = items.fns.alloc(v);
+            versions.insert(f, id);
+            let mut s = summaries[fn_index(f)].clone();
+            s.owned_deep_result = s.owning_result;
+            s.why_not_owned_deep = s.why_not_owning_result;
+            all_summaries.push(s);
+            out.bodies.push(program.bodies[fn_index(f)].clone());
+            out.source_maps
+                .push(program.source_maps[fn_index(f)].clone());
+            out.fn_spans.push(program.fn_span(f));
+        }
+    }
     let mut fates = Vec::new();
     let mut reasons = Vec::new();
     let mut builders = Vec::new();
     let mut pipelines = Vec::new();
     let mut sets = Vec::new();
-    let effects = ir::effects::Effects::of(program);
-    for (f, _) in program.items.fns.iter() {
+    let mut calls = Vec::new();
+    // Every function's sharing version, then the owning versions, in the
+    // order of their ids.
+    let mut jobs: Vec<(FnId, FnId, bool)> = program
+        .items
+        .fns
+        .iter()
+        .map(|(f, _)| (f, f, false))
+        .collect();
+    let mut vs: Vec<(FnId, FnId)> = versions.iter().map(|(f, v)| (*f, *v)).collect();
+    vs.sort_by_key(|(_, v)| v.into_raw().into_u32());
+    jobs.extend(vs.into_iter().map(|(f, v)| (f, v, true)));
+    for (f, id, owning) in jobs {
         let i = fn_index(f);
         let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
             reasons.push(Vec::new());
@@ -205,20 +282,54 @@ pub fn analyze(program: &Program) -> Analysis {
         let facts = walk::walk(body, sm, &summaries);
         let mut d = Decider::new(body, sm, &facts, &summaries);
         d.fusion = ir::fusion::Plan::of(program, &effects, f);
-        let (plan, why) = plan(&d, &program.items);
-        for c in &d.fusion.chains {
-            let at = match c.consumer {
-                ir::fusion::Consumer::Method(e) => sm.expr(e).start,
-                ir::fusion::Consumer::For(..) => sm.expr(c.source).start,
-            };
-            pipelines.push((at, f, c.clone()));
-        }
-        for (e, _) in body.exprs.iter() {
-            if let Some(m) = d.set_mode(e) {
-                sets.push((d.set_at(e), f, m));
+        let owned = if owning {
+            cells::owned_params(f, &d)
+        } else {
+            std::collections::HashSet::new()
+        };
+        let (mut plan, why) = plan(&d, &program.items, owned.clone());
+        {
+            let c = cells::Cells::owning(&d, &program.items, owned.clone());
+            for (e, _) in body.exprs.iter() {
+                if let (
+                    Some(choice),
+                    ExprKind::Call {
+                        callee: ir::Callee::Fn(g),
+                        ..
+                    },
+                ) = (c.call_choice(e), &body[e].kind)
+                {
+                    calls.push((sm.expr(e).start, id, *g, choice));
+                }
             }
         }
-        fates.extend(report::fates(f, &d, &plan, &summaries, &program.items));
+        for g in plan.owning_calls.values_mut() {
+            if let Some(v) = versions.get(g) {
+                *g = *v;
+            }
+        }
+        if !owning {
+            for c in &d.fusion.chains {
+                let at = match c.consumer {
+                    ir::fusion::Consumer::Method(e) => sm.expr(e).start,
+                    ir::fusion::Consumer::For(..) => sm.expr(c.source).start,
+                };
+                pipelines.push((at, f, c.clone()));
+            }
+            for (e, _) in body.exprs.iter() {
+                if let Some(m) = d.set_mode(e) {
+                    sets.push((d.set_at(e), f, m));
+                }
+            }
+        }
+        fates.extend(report::fates(
+            id,
+            &d,
+            &plan,
+            &all_summaries,
+            &program.items,
+            owned,
+        ));
         let (nb, nsm) = rewrite::rewrite(body, sm, &plan);
         for (l, _) in plan.builders.iter() {
             if let Some(init) = find_var_init(&nb, *l) {
@@ -228,7 +339,7 @@ pub fn analyze(program: &Program) -> Analysis {
                 builders.push((
                     at,
                     AllocSite {
-                        func: f,
+                        func: id,
                         expr: init,
                         what: SiteKind::Builder(*l),
                         elements: false,
@@ -238,8 +349,9 @@ pub fn analyze(program: &Program) -> Analysis {
                 ));
             }
         }
-        out.bodies[i] = Arc::new(nb);
-        out.source_maps[i] = Arc::new(nsm);
+        let j = fn_index(id);
+        out.bodies[j] = Arc::new(nb);
+        out.source_maps[j] = Arc::new(nsm);
         reasons.push(why);
     }
     fates.sort_by_key(|f| (f.offset, fn_index(f.func), f.expr.into_raw().into_u32()));
@@ -247,15 +359,111 @@ pub fn analyze(program: &Program) -> Analysis {
     let builders = builders.into_iter().map(|(_, b)| b).collect();
     pipelines.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     sets.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
+    calls.sort_by_key(|(at, f, _, _)| (*at, fn_index(*f)));
     Analysis {
         program: std::sync::Arc::new(out),
-        summaries,
+        summaries: all_summaries,
         fates,
         reasons,
         builders,
         pipelines,
         sets,
+        calls,
     }
+}
+
+/// Names every cell a nested pattern of a `match` on a local takes apart:
+/// `Node(c, Node(..), ..)` becomes `Node(c, cell @ Node(..), ..)`, so that
+/// a destructive match can free or reuse its block.
+fn name_nested(program: &Program) -> Program {
+    let mut out = program.clone();
+    for (i, b) in program.bodies.iter().enumerate() {
+        let Some(sm) = program.source_maps.get(i) else {
+            continue;
+        };
+        let mut body = (**b).clone();
+        let mut map = (**sm).clone();
+        let mut changed = false;
+        let arms: Vec<ir::PatId> = body
+            .exprs
+            .iter()
+            .filter_map(|(_, x)| match &x.kind {
+                ExprKind::Match { scrutinee, arms }
+                    if matches!(body[*scrutinee].kind, ExprKind::Local(_)) =>
+                {
+                    Some(arms.iter().map(|a| a.pat).collect::<Vec<_>>())
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        for top in arms {
+            let mut stack: Vec<ir::PatId> = match &body[top].kind {
+                ir::PatKind::Ctor { args, .. } | ir::PatKind::Tuple(args) => args.clone(),
+                _ => continue,
+            };
+            while let Some(p) = stack.pop() {
+                let kind = body[p].kind.clone();
+                let (ir::PatKind::Ctor { args, .. } | ir::PatKind::Tuple(args)) = &kind else {
+                    continue;
+                };
+                if args.is_empty() || !cells::is_cell(&body[p].ty) {
+                    continue;
+                }
+                stack.extend(args.iter().copied());
+                let ty = body[p].ty.clone();
+                let span = map.pat(p);
+                let l = body.locals.alloc(ir::Local {
+                    name: "cell".into(),
+                    ty: ty.clone(),
+                    kind: ir::LocalKind::Let,
+                });
+                map.locals.insert(l, span);
+                let inner = body.pats.alloc(ir::Pat { kind, ty });
+                map.pats.insert(inner, span);
+                body.pats[p].kind = ir::PatKind::At {
+                    local: l,
+                    pat: inner,
+                };
+                changed = true;
+            }
+        }
+        if changed {
+            out.bodies[i] = Arc::new(body);
+            out.source_maps[i] = Arc::new(map);
+        }
+    }
+    out
+}
+
+/// The functions whose owning version the sharing (or, with `owning`,
+/// the owning) version of `f` calls.
+fn owning_callees(program: &Program, summaries: &[Summary], f: FnId, owning: bool) -> Vec<FnId> {
+    let i = fn_index(f);
+    let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
+        return Vec::new();
+    };
+    let facts = walk::walk(body, sm, summaries);
+    let d = Decider::new(body, sm, &facts, summaries);
+    let owned = if owning {
+        cells::owned_params(f, &d)
+    } else {
+        std::collections::HashSet::new()
+    };
+    let c = cells::Cells::owning(&d, &program.items, owned);
+    let mut out = Vec::new();
+    for (e, x) in body.exprs.iter() {
+        if let ExprKind::Call {
+            callee: ir::Callee::Fn(g),
+            ..
+        } = &x.kind
+        {
+            if c.call_choice(e) == Some(cells::CallChoice::Owning) {
+                out.push(*g);
+            }
+        }
+    }
+    out
 }
 
 fn find_var_init(body: &ir::Body, l: ir::LocalId) -> Option<ExprId> {
@@ -318,6 +526,10 @@ fn solve(program: &Program) -> Vec<Summary> {
                 for (b, o) in s.cell_borrowed.iter_mut().zip(&old.cell_borrowed) {
                     *b &= *o;
                 }
+                for (b, o) in s.owning.iter_mut().zip(&old.owning) {
+                    *b &= *o;
+                }
+                s.owning_result &= old.owning_result;
                 if s.key() != old.key() {
                     changed = true;
                     summaries[i] = s;
@@ -347,7 +559,11 @@ fn solve(program: &Program) -> Vec<Summary> {
 }
 
 /// Turns one body's decisions into a rewrite plan and its reason table.
-fn plan(d: &Decider, items: &ir::ItemTree) -> (rewrite::Plan, Vec<DropReason>) {
+fn plan(
+    d: &Decider,
+    items: &ir::ItemTree,
+    owned: std::collections::HashSet<ir::LocalId>,
+) -> (rewrite::Plan, Vec<DropReason>) {
     let body = d.body;
     let mut plan = rewrite::Plan::default();
     let mut why = Vec::new();
@@ -465,7 +681,7 @@ fn plan(d: &Decider, items: &ir::ItemTree) -> (rewrite::Plan, Vec<DropReason>) {
             _ => {}
         }
     }
-    cells::plan(&cells::Cells::new(d, items), &mut plan, &mut why);
+    cells::plan(&cells::Cells::owning(d, items, owned), &mut plan, &mut why);
     let mut sets: Vec<ExprId> = d.facts.exprs.iter().map(|(e, _)| e).collect();
     sets.sort_by_key(|e| e.into_raw().into_u32());
     for e in sets {
@@ -521,13 +737,14 @@ pub fn explain(a: &Analysis, path: &str) -> String {
         program: &a.program,
         summaries: &a.summaries,
     };
-    let n = a.fates.iter().filter(|f| f.allocates).count();
-    let calls = a
-        .fates
+    let owning = |f: FnId| a.program.items.fns[f].owning_of.is_some();
+    let sharing_fates: Vec<&Fate> = a.fates.iter().filter(|f| !owning(f.func)).collect();
+    let n = sharing_fates.iter().filter(|f| f.allocates).count();
+    let calls = sharing_fates
         .iter()
         .filter(|f| !f.allocates && matches!(f.what, SiteKind::Call(..)))
         .count();
-    let never = a.fates.len() - n - calls;
+    let never = sharing_fates.len() - n - calls;
     let mut out = format!(
         "{path}: {n} allocation site{}",
         if n == 1 { "" } else { "s" }
@@ -547,10 +764,27 @@ pub fn explain(a: &Analysis, path: &str) -> String {
     out.push('\n');
     for f in &a.fates {
         let (l, c) = a.program.line_col(f.offset);
+        let version = if owning(f.func) {
+            format!(" in {}", ir::pretty::fn_name(&a.program.items.fns[f.func]))
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "{l}:{c} {}: {}\n",
+            "{l}:{c} {}{version}: {}\n",
             render_site(&cx, f.func, f.what),
             render_fate(&cx, f.func, &f.fate)
+        ));
+    }
+    for (at, f, g, choice) in &a.calls {
+        let (l, c) = a.program.line_col(*at);
+        out.push_str(&format!(
+            "{l}:{c} call {}{}\n",
+            cx.call_choice(*f, *g, choice),
+            if owning(*f) {
+                format!(" (in {})", ir::pretty::fn_name(&a.program.items.fns[*f]))
+            } else {
+                String::new()
+            }
         ));
     }
     for (at, f, m) in &a.sets {
@@ -579,6 +813,9 @@ pub fn emit_summaries(a: &Analysis) -> String {
         let Some(s) = a.summaries.get(fn_index(f)) else {
             continue;
         };
+        if sig.owning_of.is_some() {
+            continue;
+        }
         let result = if !sig.ret.is_freeable() {
             "-".to_string()
         } else if s.fresh_result && s.deep_result && sig.ret == ir::Ty::list(ir::Ty::Str) {
@@ -613,8 +850,30 @@ pub fn emit_summaries(a: &Analysis) -> String {
                 }
             })
             .collect();
+        let owning = if s.has_owning() {
+            let owned: Vec<&str> = sig
+                .params
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| s.owns(*i))
+                .map(|(_, p)| p.0.as_str())
+                .collect();
+            let result = if !sig.ret.is_cell() {
+                String::new()
+            } else if s.owning_result {
+                ", result owned deep".to_string()
+            } else {
+                format!(
+                    ", result not owned deep ({})",
+                    cx.shared(s.why_not_owning_result.unwrap_or(cells::Shared::NotNew))
+                )
+            };
+            format!("; owning version: owns {}{result}", owned.join(", "))
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "fn {}: result {result}; params: {}\n",
+            "fn {}: result {result}; params: {}{owning}\n",
             sig.name,
             if params.is_empty() {
                 "none".to_string()

@@ -631,6 +631,33 @@ impl Cx<'_> {
         }
     }
 
+    /// `ins#owning: every owned argument is owned deep and dies here`,
+    /// `ins (sharing version): argument l is ...`.
+    pub fn call_choice(&self, f: FnId, g: FnId, c: &crate::cells::CallChoice) -> String {
+        use crate::cells::CallChoice as C;
+        match c {
+            C::Owning => format!(
+                "{}#owning: every argument it owns is owned deep and dies here",
+                self.fn_name(g)
+            ),
+            C::Sharing { param, arg, why } => {
+                let p = self.program.items.fns[g]
+                    .params
+                    .get(*param as usize)
+                    .map_or("?", |p| p.0.as_str());
+                let name = match arg {
+                    Some(l) => self.local(f, *l).to_string(),
+                    None => format!("for {p}"),
+                };
+                format!(
+                    "{} (sharing version): argument {name} is not owned deep here: {}",
+                    self.fn_name(g),
+                    self.shared(*why)
+                )
+            }
+        }
+    }
+
     /// Why a value is not owned deep or a use is not a borrow.
     pub fn shared(&self, s: crate::cells::Shared) -> String {
         use crate::cells::Shared as S;

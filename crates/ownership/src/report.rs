@@ -192,6 +192,12 @@ pub enum FateKind {
         local: LocalId,
         at: u32,
     },
+    /// Owned deep and handed to the owning version of `f`, which owns it,
+    /// at the call at `at`.
+    CellToOwning {
+        f: FnId,
+        at: u32,
+    },
     /// Part of the owned-deep value made at `at`, which is `then`.
     CellPartOf {
         at: u32,
@@ -412,6 +418,11 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
                 pos(*at)
             )
         }
+        FateKind::CellToOwning { f, at } => format!(
+            "handed to {}#owning at {}, which owns it",
+            cx.fn_name(*f),
+            pos(*at)
+        ),
         FateKind::CellPartOf { at, then } => format!(
             "part of the owned-deep value made at {}, which is {}",
             pos(*at),
@@ -454,13 +465,14 @@ pub fn fates(
     plan: &Plan,
     summaries: &[Summary],
     items: &ir::ItemTree,
+    owned: std::collections::HashSet<ir::LocalId>,
 ) -> Vec<Fate> {
     let r = Reporter {
         f,
         d,
         plan,
         summaries,
-        cells: Cells::new(d, items),
+        cells: Cells::owning(d, items, owned),
     };
     let mut out = Vec::new();
     let mut ids: Vec<ExprId> = d.facts.exprs.iter().map(|(e, _)| e).collect();
@@ -677,6 +689,16 @@ impl Reporter<'_> {
                     FateKind::CellReturned(self.f)
                 } else {
                     FateKind::CellShared(s.why_not_owned_deep.unwrap_or(Shared::NotNew))
+                }
+            }
+            Ctx::Read(Reader::Call(g))
+                if facts.parent.is_some_and(|p| {
+                    c.call_choice(p) == Some(crate::cells::CallChoice::Owning)
+                }) =>
+            {
+                FateKind::CellToOwning {
+                    f: *g,
+                    at: facts.reader_at,
                 }
             }
             Ctx::Escape(w) => FateKind::CellShared(Shared::Escapes(*w, facts.reader_at)),

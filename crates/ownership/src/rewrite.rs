@@ -42,6 +42,9 @@ pub struct Plan {
     pub fused_sources: HashMap<Consumer, ExprId>,
     /// `set` calls written into their receiver's buffer, with the reason.
     pub sets: HashMap<ExprId, u32>,
+    /// Calls that run the callee's owning version: the callee, then (once
+    /// the versions exist) that version.
+    pub owning_calls: HashMap<ExprId, ir::FnId>,
 }
 
 /// What a destructive match's arm frees at its start: drops of the token
@@ -50,6 +53,8 @@ pub struct Plan {
 #[derive(Default, Debug, Clone)]
 pub struct ArmStart {
     pub token: Option<(LocalId, bool, u32)>,
+    /// Cells a nested pattern took apart, freed (their block only).
+    pub tokens: Vec<(LocalId, u32)>,
     pub fields: Vec<(PatId, u32)>,
     pub binds: Vec<(LocalId, u32)>,
     /// Drop the dead fields and binds when the arm's value is made, not at
@@ -195,6 +200,11 @@ impl Rw<'_> {
         let bind_locals =
             orig.iter().any(|c| self.is_temp(*c).is_some()) && self.contains_assign(e);
         children_mut(&mut kind, &mut |c| *c = self.expr(*c));
+        if let Some(&g) = self.plan.owning_calls.get(&e) {
+            if let ExprKind::Call { callee, .. } = &mut kind {
+                *callee = ir::Callee::Fn(g);
+            }
+        }
         if self.plan.puts.contains(&e) {
             if let ExprKind::Method { receiver, args, .. } = &kind {
                 if let [key, value] = args[..] {
@@ -360,6 +370,9 @@ impl Rw<'_> {
         }
         if let Some((l, deep, reason)) = st.token {
             stmts.push(self.drop_stmt(l, deep, reason, span));
+        }
+        for &(l, reason) in &st.tokens {
+            stmts.push(self.drop_stmt(l, false, reason, span));
         }
         for &(l, reason) in ends {
             after.push(self.drop_stmt(l, true, reason, span));

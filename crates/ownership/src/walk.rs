@@ -494,6 +494,10 @@ impl Walker<'_> {
         let lambda = self.lambdas.last().copied();
         match &self.body[p].kind {
             PatKind::Bind(x) => self.facts.locals.entry(*x).or_default().lambda = lambda,
+            PatKind::At { local, pat } => {
+                self.facts.locals.entry(*local).or_default().lambda = lambda;
+                self.bind_pat(*pat);
+            }
             PatKind::Tuple(ps) | PatKind::Ctor { args: ps, .. } => {
                 for &q in ps {
                     self.bind_pat(q);

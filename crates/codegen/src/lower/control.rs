@@ -248,6 +248,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         match &p.kind {
             PatKind::Missing | PatKind::Wild => {}
             PatKind::Bind(l) => self.def_local(*l, v),
+            PatKind::At { local, pat } => {
+                self.test_pat(*pat, v, fail);
+                self.def_local(*local, v);
+            }
             PatKind::Lit(lit) => {
                 let ok = match lit {
                     Lit::Int(i) => self.b.ins().icmp_imm_s(IntCC::Equal, v[0], *i),
