@@ -216,6 +216,11 @@ pub struct Lowerer<'a, 'm, 'f> {
     pub body: &'a Body,
     pub b: FunctionBuilder<'f>,
     vars: HashMap<LocalId, Vec<Variable>>,
+    /// Parameters and `let` bindings: plain SSA values, since each is
+    /// defined before, and dominates, every use in its scope. A Cranelift
+    /// `Variable` costs a map over the function's blocks once it is used
+    /// in a late block, which made long functions quadratic.
+    lets: HashMap<LocalId, Vals>,
     loops: Vec<(clif::Block, clif::Block)>,
     frefs: HashMap<FuncId, clif::FuncRef>,
     ret_words: usize,
@@ -261,6 +266,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             body,
             b,
             vars: HashMap::new(),
+            lets: HashMap::new(),
             loops: Vec::new(),
             frefs: HashMap::new(),
             ret_words: words(ret).max(1),
@@ -533,6 +539,13 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
 
     fn def_local(&mut self, l: LocalId, vals: &[Value]) {
         let n = words(&self.body[l].ty);
+        if matches!(self.body[l].kind, ir::LocalKind::Let | ir::LocalKind::Param) {
+            // A second definition (a body lowered twice) rebinds: the code
+            // lowered after it is the code it dominates.
+            let vals = self.fit(vals.to_vec(), n);
+            self.lets.insert(l, vals);
+            return;
+        }
         if !self.vars.contains_key(&l) {
             let vs: Vec<Variable> = (0..n).map(|_| self.b.declare_var(I64)).collect();
             self.vars.insert(l, vs);
@@ -545,6 +558,9 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     }
 
     fn use_local(&mut self, l: LocalId) -> Vals {
+        if let Some(vs) = self.lets.get(&l) {
+            return vs.clone();
+        }
         match self.vars.get(&l).cloned() {
             Some(vs) => vs.iter().map(|v| self.b.use_var(*v)).collect(),
             None => {
