@@ -182,6 +182,7 @@ pub fn start_major(rt: &mut Rt) {
             page.mmark = [0; 64];
         }
         rt.major_stack.clear();
+        rt.cycle_promoted = 0;
         rt.marking = true;
         rt.gc.cycles_started += 1;
     }
@@ -391,6 +392,9 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         }
         audit(rt, &mut m.found);
     }
+    if m.grey {
+        rt.cycle_promoted += m.promoted;
+    }
     let freed = sweep(rt, kind);
     if kind == Kind::Final {
         rt.marking = false;
@@ -582,7 +586,16 @@ fn pace(
         (promoted as f64 / young_before as f64).min(1.0)
     };
     if kind != Kind::Minor {
-        let target = (rt.heap.old_bytes as f64 * rt.settings.gc_factor) as usize;
+        // The end of an incremental cycle keeps what its minor collections
+        // promoted without asking whether it still lives (young data that
+        // died during the cycle): those bytes count once, not factor times.
+        let unproven = if kind == Kind::Final {
+            std::mem::take(&mut rt.cycle_promoted).min(rt.heap.old_bytes)
+        } else {
+            0
+        };
+        let proven = (rt.heap.old_bytes - unproven) as f64;
+        let target = (proven * rt.settings.gc_factor) as usize + unproven;
         rt.major_threshold = target.max(rt.settings.gc_min_bytes);
         rt.live_after_gc = rt.heap.old_bytes;
         rt.gc.max_live_bytes = rt.gc.max_live_bytes.max(rt.heap.old_bytes as u64);

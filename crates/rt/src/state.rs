@@ -103,6 +103,8 @@ pub struct Rt {
     /// `heap.young_bytes` when the last step of the cycle ended (a slice's
     /// work follows the young bytes handed out since).
     pub slice_from: usize,
+    /// Bytes the cycle's minor collections promoted (pacing after it).
+    pub cycle_promoted: usize,
     /// What the collections did, for `SSPUR_GC_STATS`.
     pub gc: GcCounts,
     pub site_names: Vec<String>,
@@ -185,6 +187,7 @@ impl Rt {
             marking: false,
             major_stack: Vec::new(),
             slice_from: 0,
+            cycle_promoted: 0,
             gc: GcCounts {
                 minor: 0,
                 major: 0,
