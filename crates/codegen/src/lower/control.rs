@@ -15,12 +15,23 @@ use cranelift_codegen::ir::{
 impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     pub(super) fn block(&mut self, stmts: &[StmtId], tail: Option<ExprId>) -> Option<Vals> {
         for &s in stmts {
+            let mark = self.temps_mark();
             self.stmt(s)?;
+            self.release_temps(mark);
         }
-        match tail {
-            Some(t) => self.expr(t),
-            None => Some(vec![self.iconst(0)]),
+        let mark = self.temps_mark();
+        let v = match tail {
+            Some(t) => self.expr(t)?,
+            None => vec![self.iconst(0)],
+        };
+        self.release_temps(mark);
+        // The block's `var`s end with it.
+        for &s in stmts {
+            if let StmtKind::Var { local, .. } = self.body[s].kind {
+                self.release_local(local);
+            }
         }
+        Some(v)
     }
 
     pub(super) fn stmt(&mut self, s: StmtId) -> Option<()> {
@@ -201,7 +212,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         pull: impl FnOnce(&mut Self, Value, clif::Block) -> Vals,
         body: impl FnOnce(&mut Self, Value, Vals, Next) -> bool,
     ) {
-        let i = self.b.declare_var(I64);
+        let i = self.new_temp();
         self.b.def_var(i, start);
         let head = self.b.create_block();
         let latch = self.b.create_block();

@@ -190,7 +190,7 @@ impl Lowerer<'_, '_, '_> {
             let (m, args) = (*method, args.clone());
             let out = elem_of(&self.body[e].ty);
             let counter = |s: &mut Self| {
-                let n = s.b.declare_var(I64);
+                let n = s.new_temp();
                 let z = s.iconst(0);
                 s.b.def_var(n, z);
                 n
@@ -412,7 +412,7 @@ impl Lowerer<'_, '_, '_> {
         let st = self.fused.take().expect("a fused stream");
         match m {
             Method::ListLen | Method::ListIsEmpty => {
-                let n = self.b.declare_var(I64);
+                let n = self.new_temp();
                 let z = self.iconst(0);
                 self.b.def_var(n, z);
                 self.run_stream(st, |s, _, _, _| {
@@ -432,8 +432,8 @@ impl Lowerer<'_, '_, '_> {
             Method::ListMin | Method::ListMax => {
                 // The first element, then each one strictly better (the
                 // first of equal ones stays; a NaN never wins).
-                let best = self.b.declare_var(I64);
-                let seen = self.b.declare_var(I64);
+                let best = self.new_temp();
+                let seen = self.new_temp();
                 let z = self.iconst(0);
                 self.b.def_var(best, z);
                 self.b.def_var(seen, z);

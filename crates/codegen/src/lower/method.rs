@@ -190,7 +190,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 one(self.rt1(F::sspur_list_contains, &[r[0], r[1], x, t]))
             }
             ListSum => {
-                let acc = self.b.declare_var(I64);
+                let acc = self.new_temp();
                 let z = self.iconst(0);
                 self.b.def_var(acc, z);
                 let is_f = ety == Ty::F64;
@@ -365,7 +365,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             ListFilter => {
                 let fty = aty(self, 0);
                 let out = self.list_alloc(e, r[1], &ety);
-                let n = self.b.declare_var(I64);
+                let n = self.new_temp();
                 let z = self.iconst(0);
                 self.b.def_var(n, z);
                 let f = a[0][0];
@@ -390,8 +390,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             ListFlatMap => {
                 let fty = aty(self, 0);
                 let oty = elem_of(ty);
-                let acc_p = self.b.declare_var(I64);
-                let acc_n = self.b.declare_var(I64);
+                let acc_p = self.new_temp();
+                let acc_n = self.new_temp();
                 let z = self.iconst(0);
                 self.b.def_var(acc_p, z);
                 self.b.def_var(acc_n, z);
@@ -417,7 +417,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             ListFold => {
                 let fty = aty(self, 1);
                 let w = words(ty);
-                let accs: Vec<Variable> = (0..w).map(|_| self.b.declare_var(I64)).collect();
+                let accs: Vec<Variable> = (0..w).map(|_| self.new_temp()).collect();
                 let init = self.fit(a[0].clone(), w);
                 for (v, x) in accs.iter().zip(&init) {
                     self.b.def_var(*v, *x);

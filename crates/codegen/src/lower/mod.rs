@@ -221,6 +221,13 @@ pub struct Lowerer<'a, 'm, 'f> {
     /// `Variable` costs a map over the function's blocks once it is used
     /// in a late block, which made long functions quadratic.
     lets: HashMap<LocalId, Vals>,
+    /// Variables whose local's scope or loop has ended, for reuse: a
+    /// Cranelift `Variable` keeps a map over the blocks it is looked up
+    /// in, so a fresh one per `var` made long functions quadratic.
+    free_vars: Vec<Variable>,
+    /// Variables of loops and accumulators the lowering makes, released
+    /// when the statement that made them is lowered.
+    temps: Vec<Variable>,
     loops: Vec<(clif::Block, clif::Block)>,
     frefs: HashMap<FuncId, clif::FuncRef>,
     ret_words: usize,
@@ -267,6 +274,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             b,
             vars: HashMap::new(),
             lets: HashMap::new(),
+            free_vars: Vec::new(),
+            temps: Vec::new(),
             loops: Vec::new(),
             frefs: HashMap::new(),
             ret_words: words(ret).max(1),
@@ -547,13 +556,47 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             return;
         }
         if !self.vars.contains_key(&l) {
-            let vs: Vec<Variable> = (0..n).map(|_| self.b.declare_var(I64)).collect();
+            let vs: Vec<Variable> = (0..n).map(|_| self.new_var()).collect();
             self.vars.insert(l, vs);
         }
         let vs = self.vars[&l].clone();
         let vals = self.fit(vals.to_vec(), n);
         for (var, v) in vs.iter().zip(vals) {
             self.b.def_var(*var, v);
+        }
+    }
+
+    /// A variable for a value defined before its first use: a released
+    /// one when there is one.
+    pub(super) fn new_var(&mut self) -> Variable {
+        self.free_vars
+            .pop()
+            .unwrap_or_else(|| self.b.declare_var(I64))
+    }
+
+    /// A variable for the lowering's own loop counter or accumulator,
+    /// defined before its first use and dead once its statement ends.
+    pub(super) fn new_temp(&mut self) -> Variable {
+        let v = self.new_var();
+        self.temps.push(v);
+        v
+    }
+
+    pub(super) fn temps_mark(&self) -> usize {
+        self.temps.len()
+    }
+
+    /// Releases the temporaries made since `mark`.
+    pub(super) fn release_temps(&mut self, mark: usize) {
+        let done = self.temps.split_off(mark.min(self.temps.len()));
+        self.free_vars.extend(done);
+    }
+
+    /// Ends the scope of `var` local `l`: nothing reads it afterwards, so
+    /// its variables can serve a later local.
+    pub(super) fn release_local(&mut self, l: LocalId) {
+        if let Some(vs) = self.vars.remove(&l) {
+            self.free_vars.extend(vs);
         }
     }
 
