@@ -168,13 +168,7 @@ fn stack_sizes(depth: usize) -> Vec<usize> {
     let first = depth
         .saturating_mul(STACK_PER_CALL)
         .clamp(64 << 20, 16 << 30);
-    std::iter::once(first)
-        .chain(
-            [8 << 30, 1 << 30, 256 << 20, 64 << 20]
-                .into_iter()
-                .filter(|s| *s < first),
-        )
-        .collect()
+    rt::launch::stacks_to_try(first, &[8 << 30, 1 << 30, 256 << 20, 64 << 20])
 }
 
 /// Runs `main` of `program`, writing the program's output to `stdout` and

@@ -15,13 +15,17 @@ use crate::helpers::types::TyDesc;
 /// ones where the system refuses that reservation (under `ulimit -v`); the
 /// overflow trap comes from the guard page, whatever the size.
 pub fn program_stacks(stack_bytes: usize) -> Vec<usize> {
-    let first = stack_bytes + stack_bytes / 16;
+    stacks_to_try(
+        stack_bytes + stack_bytes / 16,
+        &[256 << 20, 64 << 20, 16 << 20],
+    )
+}
+
+/// `first`, then each of `fallbacks` smaller than it: the stack sizes a
+/// thread that wants `first` tries in turn.
+pub fn stacks_to_try(first: usize, fallbacks: &[usize]) -> Vec<usize> {
     std::iter::once(first)
-        .chain(
-            [256 << 20, 64 << 20, 16 << 20]
-                .into_iter()
-                .filter(|s| *s < first),
-        )
+        .chain(fallbacks.iter().copied().filter(|s| *s < first))
         .collect()
 }
 

@@ -568,7 +568,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
 
     /// A variable for a value defined before its first use: a released
     /// one when there is one.
-    pub(super) fn new_var(&mut self) -> Variable {
+    fn new_var(&mut self) -> Variable {
         self.free_vars
             .pop()
             .unwrap_or_else(|| self.b.declare_var(I64))
