@@ -160,7 +160,7 @@ pub unsafe extern "C" fn sspur_list_grow(
             let (cap, used) = (h.read(), h.add(1).read());
             let start = h as u64 + HEADER as u64;
             let end = p + len * esize;
-            if end == start + used * esize && (end - start) / esize + extra <= cap {
+            if end == start + used * esize && used + extra <= cap {
                 h.add(1).write(used + extra);
                 if ptrs != 0 {
                     // The caller stores the new elements next, with no
@@ -458,12 +458,8 @@ pub unsafe extern "C" fn sspur_list_counts(p: u64, len: u64, t: u32, site: u32) 
 /// key of that type (`k1` 0 for a one-word key).
 #[no_mangle]
 pub unsafe extern "C" fn sspur_counts_add(m: *mut u64, k0: u64, k1: u64, site: u32) {
-    // SAFETY: the contract; the count is read before the put.
-    unsafe {
-        let v = super::map::sspur_map_find(m, k0, k1);
-        let n = if v.is_null() { 1 } else { v.read() + 1 };
-        super::map::sspur_map_put(m, k0, k1, n, 0, site);
-    }
+    // SAFETY: the contract is `counts_add`'s.
+    unsafe { super::map::counts_add(m, k0, k1, site) }
 }
 
 /// `xs.enumerate`: a fresh list of `(Int, T)` tuples.

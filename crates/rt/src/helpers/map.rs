@@ -4,11 +4,13 @@
 //! key_kind]`. `entries` is a pointer block of `cap` entries of five words
 //! `[state, k0, k1, v0, v1]` in insertion order (state 0: removed, else
 //! 1); keys and values take one or two words (Str is `(ptr, len)`).
-//! `index` is a data block of `mask + 1` slots holding `entry + 1` (0 empty,
-//! `u64::MAX` a removed slot) for open addressing.
+//! `index` is a data block of `mask + 1` slots for open addressing: 0
+//! empty, `u64::MAX` a removed slot, else `entry + 1` in the low 32 bits
+//! and the key hash's high 32 bits above it, so a probe compares keys only
+//! where the hashes agree.
 
 use super::mem;
-use super::types::{bytes, Fnv};
+use super::types::bytes;
 
 const LEN: usize = 0;
 const N: usize = 1;
@@ -20,6 +22,11 @@ const KIND: usize = 6;
 const HEADER_WORDS: usize = 7;
 const ENTRY_WORDS: usize = 5;
 const TOMB: u64 = u64::MAX;
+/// The bits of an index slot that hold the key hash's.
+const TAG: u64 = 0xffff_ffff_0000_0000;
+/// Entries a map may hold: an index slot keeps `entry + 1` in 32 bits, and
+/// all ones there could be a removed slot's.
+const MAX_ENTRIES: usize = u32::MAX as usize - 1;
 
 /// Key kinds: Int and Bool compare by word, Str by bytes.
 pub const KEY_WORD: u64 = 0;
@@ -47,30 +54,62 @@ unsafe fn set(m: Map, i: usize, v: u64) {
     unsafe { m.add(i).write(v) }
 }
 
+/// The high and low halves of the 128-bit product, folded: every bit of
+/// the result depends on every bit of both operands.
+#[inline(always)]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let r = u128::from(a) * u128::from(b);
+    r as u64 ^ (r >> 64) as u64
+}
+
+const K0: u64 = 0x243f_6a88_85a3_08d3;
+const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The hash of a key's bytes, eight at a time. The low bits pick the
+/// slot and the high 32 are the slot's tag. Only the map's own layout
+/// depends on it: its order is insertion order, whatever the hash.
+#[inline(always)]
+fn hash_bytes(b: &[u8]) -> u64 {
+    let mut h = (b.len() as u64) ^ K0;
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        h = fold_mul(
+            h ^ u64::from_le_bytes(w.try_into().expect("eight bytes")),
+            K1,
+        );
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        h = fold_mul(h ^ u64::from_le_bytes(last), K1);
+    }
+    fold_mul(h, K0)
+}
+
 /// The hash of a key.
 ///
 /// # Safety
 /// For `KEY_STR`, `(k0, k1)` must be a live string.
+#[inline(always)]
 unsafe fn key_hash(kind: u64, k0: u64, k1: u64) -> u64 {
-    let mut h = Fnv::new();
     if kind == KEY_STR {
         // SAFETY: a Str key is a live `(ptr, len)` string (the contract).
-        h.bytes(unsafe { bytes(k0, k1) });
+        hash_bytes(unsafe { bytes(k0, k1) })
     } else {
-        h.word(k0);
+        fold_mul(k0 ^ K0, K1)
     }
-    // Spread the low bits, which index the table.
-    h.0 ^ (h.0 >> 29)
 }
 
 /// Whether two keys are equal.
 ///
 /// # Safety
 /// For `KEY_STR`, `(a0, a1)` and `(b0, b1)` must be live strings.
+#[inline(always)]
 unsafe fn key_eq(kind: u64, a0: u64, a1: u64, b0: u64, b1: u64) -> bool {
     if kind == KEY_STR {
         // SAFETY: both are live `(ptr, len)` strings (the contract).
-        a1 == b1 && unsafe { bytes(a0, a1) == bytes(b0, b1) }
+        a1 == b1 && (a0 == b0 || unsafe { bytes(a0, a1) == bytes(b0, b1) })
     } else {
         a0 == b0
     }
@@ -87,12 +126,14 @@ pub extern "C" fn sspur_map_new(kind: u64, site: u32) -> Map {
     m
 }
 
-/// Slot of the index holding `k`, or the slot where it would go.
+/// Slot of the index holding `k` (whose hash is `h`), or the slot where it
+/// would go.
 ///
 /// # Safety
 /// `m` must be a live map with an index (`reserve` ran, as it has whenever
 /// `LEN > 0`); a Str key must be a live string.
-unsafe fn find_slot(m: Map, k0: u64, k1: u64) -> (usize, Option<usize>) {
+#[inline(always)]
+unsafe fn find_slot(m: Map, h: u64, k0: u64, k1: u64) -> (usize, Option<usize>) {
     // SAFETY: the index is a block of `mask + 1` slots and `i` is always
     // masked; a slot other than 0 and TOMB holds `entry + 1` for an entry
     // below `N <= cap`, so `e` and its key words are inside the entries
@@ -104,7 +145,8 @@ unsafe fn find_slot(m: Map, k0: u64, k1: u64) -> (usize, Option<usize>) {
         let mask = get(m, MASK) as usize;
         let index = get(m, INDEX) as *mut u64;
         let entries = get(m, ENTRIES) as *mut u64;
-        let mut i = key_hash(kind, k0, k1) as usize & mask;
+        let tag = h & TAG;
+        let mut i = h as usize & mask;
         let mut first_tomb = None;
         loop {
             let s = index.add(i).read();
@@ -113,15 +155,21 @@ unsafe fn find_slot(m: Map, k0: u64, k1: u64) -> (usize, Option<usize>) {
             }
             if s == TOMB {
                 first_tomb.get_or_insert(i);
-            } else {
-                let e = entries.add((s as usize - 1) * ENTRY_WORDS);
+            } else if s & TAG == tag {
+                let n = (s as u32) as usize - 1;
+                let e = entries.add(n * ENTRY_WORDS);
                 if key_eq(kind, e.add(1).read(), e.add(2).read(), k0, k1) {
-                    return (i, Some(s as usize - 1));
+                    return (i, Some(n));
                 }
             }
             i = (i + 1) & mask;
         }
     }
+}
+
+/// The index slot of entry `n` whose key hash is `h`.
+fn slot_of(h: u64, n: usize) -> u64 {
+    (h & TAG) | (n as u64 + 1)
 }
 
 /// Entry number of `k`, if present.
@@ -135,16 +183,17 @@ unsafe fn lookup(m: Map, k0: u64, k1: u64) -> Option<usize> {
         if get(m, LEN) == 0 {
             return None;
         }
-        find_slot(m, k0, k1).1
+        find_slot(m, key_hash(get(m, KIND), k0, k1), k0, k1).1
     }
 }
 
 /// Makes room for one more entry: compacts removed entries and doubles the
-/// index when it would pass 3/4 full.
+/// index when it would pass 3/4 full. Returns whether it rebuilt the index
+/// (slots found before are stale then).
 ///
 /// # Safety
 /// `m` must be a live map.
-unsafe fn reserve(m: Map, site: u32) {
+unsafe fn reserve(m: Map, site: u32) -> bool {
     // SAFETY: the old entries block holds `n <= cap` entries of ENTRY_WORDS
     // words (null only when `n == 0`, when the loop reads nothing); the new
     // blocks come from `mem::alloc`, which never returns null, and hold
@@ -166,10 +215,13 @@ unsafe fn reserve(m: Map, site: u32) {
             get(m, MASK) as usize + 1
         };
         if n < cap && (n + 1) * 4 <= slots * 3 {
-            return;
+            return false;
         }
         let len = get(m, LEN) as usize;
-        let new_cap = (2 * (len + 1)).max(4);
+        if len >= MAX_ENTRIES {
+            mem::out_of_memory_at_site(site);
+        }
+        let new_cap = (2 * (len + 1)).clamp(4, MAX_ENTRIES);
         let mut new_slots = 8;
         while new_slots * 3 < new_cap * 4 {
             new_slots *= 2;
@@ -197,16 +249,18 @@ unsafe fn reserve(m: Map, site: u32) {
         let kind = get(m, KIND);
         for i in 0..j {
             let e = entries.add(i * ENTRY_WORDS);
-            let mut s = key_hash(kind, e.add(1).read(), e.add(2).read()) as usize & (new_slots - 1);
+            let h = key_hash(kind, e.add(1).read(), e.add(2).read());
+            let mut s = h as usize & (new_slots - 1);
             while index.add(s).read() != 0 {
                 s = (s + 1) & (new_slots - 1);
             }
-            index.add(s).write(i as u64 + 1);
+            index.add(s).write(slot_of(h, i));
         }
         if !old.is_null() {
             mem::free_temp(old as *mut u8);
             mem::free_temp(old_index);
         }
+        true
     }
 }
 
@@ -216,20 +270,61 @@ unsafe fn reserve(m: Map, site: u32) {
 /// # Safety
 /// `m` must be a live map; keys and values follow the value layout.
 unsafe fn put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) -> bool {
-    // SAFETY: `lookup` gives an entry number below `N <= cap`, so its value
-    // words are inside the entries block. After `reserve`, `N < cap`, so
-    // entry `N` is in bounds, and `find_slot` returns a slot below
+    // SAFETY: the caller's contract is `put_found`'s and `insert`'s; the
+    // value words of an entry below `N <= cap` are inside the entries block.
+    unsafe {
+        let h = key_hash(get(m, KIND), k0, k1);
+        let slot = match probe(m, h, k0, k1) {
+            Ok(e) => {
+                let e = (get(m, ENTRIES) as *mut u64).add(e * ENTRY_WORDS);
+                e.add(3).write(v0);
+                e.add(4).write(v1);
+                crate::remember(e as *const u8);
+                return true;
+            }
+            Err(slot) => slot,
+        };
+        insert(m, h, slot, [k0, k1, v0, v1], site);
+        false
+    }
+}
+
+/// The entry holding `k` (hash `h`), or where in the index it would go
+/// (None: the map has no index yet).
+///
+/// # Safety
+/// `m` must be a live map; a Str key must be a live string.
+#[inline(always)]
+unsafe fn probe(m: Map, h: u64, k0: u64, k1: u64) -> Result<usize, Option<usize>> {
+    // SAFETY: a map with entries has an index (every insertion goes
+    // through `reserve`); `find_slot` needs no more.
+    unsafe {
+        if get(m, LEN) == 0 {
+            return Err(None);
+        }
+        match find_slot(m, h, k0, k1) {
+            (_, Some(e)) => Ok(e),
+            (slot, None) => Err(Some(slot)),
+        }
+    }
+}
+
+/// Adds the entry `kv` for a key (hash `h`) the map does not hold, at
+/// index slot `slot` when `probe` found one and `reserve` keeps it.
+///
+/// # Safety
+/// `m` must be a live map without the key; keys and values follow the
+/// value layout.
+unsafe fn insert(m: Map, h: u64, slot: Option<usize>, kv: [u64; 4], site: u32) {
+    let [k0, k1, v0, v1] = kv;
+    // SAFETY: after `reserve`, `N < cap`, so entry `N` is in bounds, and the
+    // slot (from a probe of the current index, or found now) is below
     // `mask + 1`, the index's length.
     unsafe {
-        if let Some(e) = lookup(m, k0, k1) {
-            let e = (get(m, ENTRIES) as *mut u64).add(e * ENTRY_WORDS);
-            e.add(3).write(v0);
-            e.add(4).write(v1);
-            crate::remember(e as *const u8);
-            return true;
-        }
-        reserve(m, site);
-        let (slot, _) = find_slot(m, k0, k1);
+        let slot = match (reserve(m, site), slot) {
+            (false, Some(slot)) => slot,
+            _ => find_slot(m, h, k0, k1).0,
+        };
         let n = get(m, N) as usize;
         let e = (get(m, ENTRIES) as *mut u64).add(n * ENTRY_WORDS);
         for (i, w) in [1, k0, k1, v0, v1].into_iter().enumerate() {
@@ -237,10 +332,31 @@ unsafe fn put(m: Map, k0: u64, k1: u64, v0: u64, v1: u64, site: u32) -> bool {
         }
         // The entries block may be old; the key and value may be young.
         crate::remember(e as *const u8);
-        (get(m, INDEX) as *mut u64).add(slot).write(n as u64 + 1);
+        (get(m, INDEX) as *mut u64).add(slot).write(slot_of(h, n));
         set(m, N, n as u64 + 1);
         set(m, LEN, get(m, LEN) + 1);
-        false
+    }
+}
+
+/// One more of key `(k0, k1)` in a map of counts: one probe, the count
+/// incremented in place or a new entry of 1.
+///
+/// # Safety
+/// `m` must be a live map from the key's type to Int, `(k0, k1)` a live
+/// key of that type (`k1` 0 for a one-word key).
+pub(crate) unsafe fn counts_add(m: Map, k0: u64, k1: u64, site: u32) {
+    // SAFETY: the contract is `probe`'s and `insert`'s; an entry below
+    // `N <= cap` has its value word inside the entries block, and an Int
+    // stored there needs no barrier.
+    unsafe {
+        let h = key_hash(get(m, KIND), k0, k1);
+        match probe(m, h, k0, k1) {
+            Ok(e) => {
+                let v = (get(m, ENTRIES) as *mut u64).add(e * ENTRY_WORDS + 3);
+                v.write(v.read().wrapping_add(1));
+            }
+            Err(slot) => insert(m, h, slot, [k0, k1, 1, 0], site),
+        }
     }
 }
 
@@ -308,7 +424,7 @@ pub unsafe extern "C" fn sspur_map_remove(m: Map, k0: u64, k1: u64) -> *const u6
         if get(m, LEN) == 0 {
             return std::ptr::null();
         }
-        let (slot, found) = find_slot(m, k0, k1);
+        let (slot, found) = find_slot(m, key_hash(get(m, KIND), k0, k1), k0, k1);
         let Some(e) = found else {
             return std::ptr::null();
         };

@@ -19,6 +19,7 @@ pub const SPLIT: u64 = 3;
 pub const DONE: u64 = u64::MAX;
 
 /// The byte length of the UTF-8 character starting with `lead`.
+#[inline(always)]
 fn char_len(lead: u8) -> usize {
     match lead {
         0xf0..=0xff => 4,
@@ -28,10 +29,40 @@ fn char_len(lead: u8) -> usize {
     }
 }
 
+/// Whether `c` is ASCII whitespace (`u8::is_ascii_whitespace`: space, tab,
+/// line feed, form feed, carriage return), as one shift and mask.
+#[inline(always)]
+fn is_ws(c: u8) -> bool {
+    const WS: u64 = 1 << b' ' | 1 << b'\t' | 1 << b'\n' | 1 << 0x0c | 1 << b'\r';
+    c <= b' ' && WS >> c & 1 != 0
+}
+
+/// Where the first `\n` at or after `at` is, eight bytes at a time.
+#[inline(always)]
+fn find_newline(b: &[u8], at: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = ONES * b'\n' as u64;
+    let mut i = at;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+        let x = w ^ NL;
+        // A zero byte of `x` (a newline of `w`) sets its high bit here; the
+        // lowest set bit is exact (borrows only run upward).
+        let hit = x.wrapping_sub(ONES) & !x & HIGHS;
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b[i..].iter().position(|&c| c == b'\n').map(|k| i + k)
+}
+
 /// The piece at cursor `c` of `b` (`sep` only for SPLIT) as a byte range,
 /// and the next cursor; None when there is none. A cursor is a byte
 /// position, except for a split by `""`, where it is one more than the
 /// position (0: the leading empty piece) and `len + 1` is the trailing one.
+#[inline(always)]
 fn next(kind: u64, b: &[u8], sep: &[u8], c: u64) -> Option<(usize, usize, u64)> {
     if c == DONE {
         return None;
@@ -44,28 +75,26 @@ fn next(kind: u64, b: &[u8], sep: &[u8], c: u64) -> Option<(usize, usize, u64)> 
             (at, end, end as u64)
         }),
         WORDS => {
-            let start = at
-                + b[at.min(len)..]
-                    .iter()
-                    .take_while(|c| c.is_ascii_whitespace())
-                    .count();
+            let mut start = at.min(len);
+            while start < len && is_ws(b[start]) {
+                start += 1;
+            }
             (start < len).then(|| {
-                let end = start
-                    + b[start..]
-                        .iter()
-                        .take_while(|c| !c.is_ascii_whitespace())
-                        .count();
+                let mut end = start + 1;
+                while end < len && !is_ws(b[end]) {
+                    end += 1;
+                }
                 (start, end, end as u64)
             })
         }
-        LINES => (at < len).then(|| match b[at..].iter().position(|&c| c == b'\n') {
+        LINES => (at < len).then(|| match find_newline(b, at) {
             Some(i) => {
-                let end = if i > 0 && b[at + i - 1] == b'\r' {
-                    at + i - 1
+                let end = if i > at && b[i - 1] == b'\r' {
+                    i - 1
                 } else {
-                    at + i
+                    i
                 };
-                (at, end, (at + i + 1) as u64)
+                (at, end, (i + 1) as u64)
             }
             None => (at, len, len as u64),
         }),
@@ -84,6 +113,39 @@ fn next(kind: u64, b: &[u8], sep: &[u8], c: u64) -> Option<(usize, usize, u64)> 
             Some(i) => Some((at, at + i, (at + i + sep.len()) as u64)),
             None => Some((at, len, DONE)),
         },
+    }
+}
+
+/// How many pieces of `kind` `b` has, counted without cutting them one by
+/// one where the kind allows: strings are valid UTF-8, so the characters
+/// are the bytes that do not continue one (`10xxxxxx`); the lines are the
+/// line feeds, plus an unterminated last line; the words are the places
+/// where whitespace (or the start) is followed by something else.
+fn count(kind: u64, b: &[u8], sep: &[u8]) -> u64 {
+    match kind {
+        CHARS => b.iter().filter(|&&c| (c as i8) >= -0x40).count() as u64,
+        LINES => {
+            let feeds = b.iter().filter(|&&c| c == b'\n').count() as u64;
+            feeds + u64::from(b.last().is_some_and(|&c| c != b'\n'))
+        }
+        WORDS => {
+            let mut n = 0;
+            let mut after_ws = true;
+            for &c in b {
+                let ws = is_ws(c);
+                n += u64::from(after_ws & !ws);
+                after_ws = ws;
+            }
+            n
+        }
+        _ => {
+            let (mut c, mut n) = (0, 0);
+            while let Some((_, _, next_c)) = next(kind, b, sep, c) {
+                n += 1;
+                c = next_c;
+            }
+            n
+        }
     }
 }
 
@@ -127,12 +189,7 @@ pub unsafe extern "C" fn sspur_piece_next(
 pub unsafe extern "C" fn sspur_piece_count(kind: u64, p: u64, len: u64, s: u64, slen: u64) -> u64 {
     // SAFETY: live strings (the contract), only read here.
     let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
-    let (mut c, mut n) = (0, 0);
-    while let Some((_, _, next_c)) = next(kind, b, sep, c) {
-        n += 1;
-        c = next_c;
-    }
-    n
+    count(kind, b, sep)
 }
 
 /// `s.words.counts` (and the other kinds) without the list: a fresh map
@@ -200,9 +257,18 @@ mod tests {
             "a,,b",
             "ab",
             "\r\n",
+            "a line long enough for a word at a time\r\nand the next one, also long\n",
+            "0123456789abcdef\n0123456789abcdef",
+            "no feed in these sixteen bytes or more",
+            "  words\x0cwith\x0bodd\tspace  \n  ",
+            "ünïcödé characters wider than one byte, ünïcödé\n",
         ];
         for t in texts {
             let chars: Vec<String> = t.chars().map(String::from).collect();
+            for kind in [CHARS, WORDS, LINES] {
+                let n = pieces(kind, t, "").len() as u64;
+                assert_eq!(count(kind, t.as_bytes(), b""), n, "count {kind} of {t:?}");
+            }
             assert_eq!(pieces(CHARS, t, ""), chars, "chars of {t:?}");
             let words: Vec<&str> = t.split_ascii_whitespace().collect();
             assert_eq!(pieces(WORDS, t, ""), words, "words of {t:?}");

@@ -227,12 +227,23 @@ pub unsafe extern "C" fn sspur_str_case(p: u64, len: u64, upper: u64, site: u32)
     // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
     // borrow it for this call; nothing frees or writes it meanwhile.
     let b = unsafe { bytes(p, len) };
-    let out: Vec<u8> = if upper != 0 {
-        b.to_ascii_uppercase()
-    } else {
-        b.to_ascii_lowercase()
-    };
-    fresh(&out, site)
+    // Written straight into the new string's block: a Rust buffer and its
+    // copy would hold the text twice at once.
+    let out = alloc_str(len, site);
+    if len > 0 {
+        // SAFETY: `alloc_str` returned a fresh block of `len` bytes (it
+        // traps rather than return null for a non-empty string), disjoint
+        // from the live string `b` borrows.
+        let out = unsafe { std::slice::from_raw_parts_mut(out, len as usize) };
+        for (o, &c) in out.iter_mut().zip(b) {
+            *o = if upper != 0 {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            };
+        }
+    }
+    Pair(out as u64, len)
 }
 
 /// `s.replace(a, b)` (every occurrence, as Rust's `str::replace`).

@@ -360,8 +360,104 @@ pub unsafe extern "C" fn sspur_read_file(
 #[no_mangle]
 pub unsafe extern "C" fn sspur_read_stdin(site: u32, loc: u64, loc_len: u64) -> Pair {
     // SAFETY: `loc` is a location string (this function's contract).
+    if let Some(text) = unsafe { stdin_into_block(site, loc, loc_len) } {
+        return text;
+    }
+    // SAFETY: as above.
     let text = unsafe { stdin_text(loc, loc_len) };
     fresh(text.as_bytes(), site)
+}
+
+/// The bytes left to read in stdin when it is a regular file (`< file`),
+/// which is how large inputs usually come; None for a pipe, a terminal or
+/// an empty rest.
+fn stdin_file_rest() -> Option<usize> {
+    // SAFETY: fstat writes a `stat` for fd 0 into the zeroed local; lseek
+    // with SEEK_CUR only reads the offset. Neither touches other memory.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(0, &mut st) != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return None;
+        }
+        let pos = libc::lseek(0, 0, libc::SEEK_CUR).max(0);
+        let rest = usize::try_from(st.st_size.saturating_sub(pos)).ok()?;
+        (rest > 0).then_some(rest)
+    }
+}
+
+/// `read_stdin()` of a regular file read straight into the string's own
+/// heap block, sized by the file: the text is never held twice (a buffer
+/// then its copy), which doubled the peak memory of a program reading a
+/// large input. None (nothing read) when the size is not known; a file that
+/// turns out shorter or longer than its size goes the general way with
+/// what was read.
+///
+/// # Safety
+/// `loc` must be a location string.
+unsafe fn stdin_into_block(site: u32, loc: u64, loc_len: u64) -> Option<Pair> {
+    use std::io::Read;
+    let want = stdin_file_rest()?;
+    let p = super::mem::alloc(want, false, site);
+    // SAFETY: `p` is a fresh data block of at least `want` bytes, owned
+    // here; nothing else reads or writes it until it is returned or freed.
+    let buf = unsafe { std::slice::from_raw_parts_mut(p, want) };
+    let mut input = std::io::stdin().lock();
+    let mut got = 0;
+    let mut failed = None;
+    while got < want {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    let mut more = Vec::new();
+    if failed.is_none() && got == want {
+        failed = input.read_to_end(&mut more).err();
+    }
+    drop(input);
+    if failed.is_some() || got < want || !more.is_empty() {
+        let mut data = buf[..got].to_vec();
+        data.append(&mut more);
+        // SAFETY: `p` is this function's own block; `buf` is not used again.
+        unsafe { super::mem::free_temp(p) };
+        if let Some(e) = failed {
+            // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+            unsafe { stdin_read_failed(&e, loc, loc_len) };
+        }
+        let Ok(text) = String::from_utf8(data) else {
+            // SAFETY: as above.
+            unsafe { trap_at("not valid UTF-8: stdin", loc, loc_len) }
+        };
+        return Some(fresh(text.as_bytes(), site));
+    }
+    if std::str::from_utf8(buf).is_err() {
+        // SAFETY: as above; `buf` is not used again.
+        unsafe {
+            super::mem::free_temp(p);
+            trap_at("not valid UTF-8: stdin", loc, loc_len)
+        }
+    }
+    Some(Pair(p as u64, want as u64))
+}
+
+/// The trap of a failed read of stdin.
+///
+/// # Safety
+/// `loc` must be a location string.
+unsafe fn stdin_read_failed(e: &std::io::Error, loc: u64, loc_len: u64) -> ! {
+    // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
+    unsafe {
+        trap_at(
+            &format!("cannot read file \"stdin\": {}", io_reason(e)),
+            loc,
+            loc_len,
+        )
+    }
 }
 
 /// The rest of stdin; traps when it cannot be read or is not UTF-8.
@@ -373,13 +469,7 @@ pub(crate) unsafe fn stdin_text(loc: u64, loc_len: u64) -> String {
     let mut data = Vec::new();
     if let Err(e) = std::io::stdin().read_to_end(&mut data) {
         // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
-        unsafe {
-            trap_at(
-                &format!("cannot read file \"stdin\": {}", io_reason(&e)),
-                loc,
-                loc_len,
-            )
-        };
+        unsafe { stdin_read_failed(&e, loc, loc_len) };
     }
     match String::from_utf8(data) {
         Ok(text) => text,
