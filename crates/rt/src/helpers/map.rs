@@ -101,6 +101,36 @@ unsafe fn key_hash(kind: u64, k0: u64, k1: u64) -> u64 {
     }
 }
 
+/// Whether the `n` bytes at `a` and at `b` are equal, compared in place
+/// (keys are mostly short: a call to memcmp costs more than they do).
+///
+/// # Safety
+/// Both must be readable for `n` bytes.
+#[inline(always)]
+unsafe fn same_bytes(a: *const u8, b: *const u8, n: usize) -> bool {
+    // SAFETY: every read lies inside the `n` readable bytes: whole words
+    // below `n - 8`, then the last eight bytes (overlapping) when `n >= 8`,
+    // else the last four (`n >= 4`) or single bytes.
+    unsafe {
+        let w = |p: *const u8, i: usize| (p.add(i) as *const u64).read_unaligned();
+        let h = |p: *const u8, i: usize| (p.add(i) as *const u32).read_unaligned();
+        if n >= 8 {
+            let mut i = 0;
+            while i + 8 < n {
+                if w(a, i) != w(b, i) {
+                    return false;
+                }
+                i += 8;
+            }
+            w(a, n - 8) == w(b, n - 8)
+        } else if n >= 4 {
+            h(a, 0) == h(b, 0) && h(a, n - 4) == h(b, n - 4)
+        } else {
+            (0..n).all(|i| a.add(i).read() == b.add(i).read())
+        }
+    }
+}
+
 /// Whether two keys are equal.
 ///
 /// # Safety
@@ -109,7 +139,8 @@ unsafe fn key_hash(kind: u64, k0: u64, k1: u64) -> u64 {
 unsafe fn key_eq(kind: u64, a0: u64, a1: u64, b0: u64, b1: u64) -> bool {
     if kind == KEY_STR {
         // SAFETY: both are live `(ptr, len)` strings (the contract).
-        a1 == b1 && (a0 == b0 || unsafe { bytes(a0, a1) == bytes(b0, b1) })
+        a1 == b1
+            && (a0 == b0 || unsafe { same_bytes(a0 as *const u8, b0 as *const u8, a1 as usize) })
     } else {
         a0 == b0
     }

@@ -109,10 +109,16 @@ fn next(kind: u64, b: &[u8], sep: &[u8], c: u64) -> Option<(usize, usize, u64)> 
                 Some((len, len, DONE))
             }
         }
-        _ => match b[at..].windows(sep.len()).position(|w| w == sep) {
-            Some(i) => Some((at, at + i, (at + i + sep.len()) as u64)),
-            None => Some((at, len, DONE)),
-        },
+        _ => {
+            let found = match sep {
+                [c] => b[at..].iter().position(|x| x == c),
+                _ => b[at..].windows(sep.len()).position(|w| w == sep),
+            };
+            match found {
+                Some(i) => Some((at, at + i, (at + i + sep.len()) as u64)),
+                None => Some((at, len, DONE)),
+            }
+        }
     }
 }
 
@@ -147,6 +153,37 @@ fn count(kind: u64, b: &[u8], sep: &[u8]) -> u64 {
             n
         }
     }
+}
+
+/// The list of the pieces of `kind` of the string `(p, len)` (`s.words`,
+/// `s.lines`, `s.chars`, `s.split(sep)`): counted first, then cut straight
+/// into a fresh list of views, with no buffer in between.
+///
+/// # Safety
+/// `(p, len)` and `(s, slen)` must be live strings.
+pub(crate) unsafe fn list_of(kind: u64, p: u64, len: u64, s: u64, slen: u64, site: u32) -> Pair {
+    // SAFETY: live strings (the contract), only read here; the allocation
+    // never moves or frees a live block.
+    let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
+    let n = count(kind, b, sep);
+    let out = super::list::alloc_list(n, 16, true, site) as *mut u64;
+    // The views keep the string alive once they are in the list; until
+    // then this frame does.
+    std::hint::black_box(&p);
+    let (mut c, mut i) = (0, 0);
+    while let Some((start, end, next_c)) = next(kind, b, sep, c) {
+        let v = view(&b[start..end]);
+        // SAFETY: `count` counted exactly the pieces `next` cuts, so
+        // `i < n` and both words are inside the fresh list of `n` two-word
+        // elements (non-null: this loop runs only when `n > 0`).
+        unsafe {
+            out.add(2 * i).write(v.0);
+            out.add(2 * i + 1).write(v.1);
+        }
+        i += 1;
+        c = next_c;
+    }
+    Pair(out as u64, n)
 }
 
 /// The next piece of `kind` of the string `(p, len)` at `*cursor`, which
@@ -268,6 +305,14 @@ mod tests {
             for kind in [CHARS, WORDS, LINES] {
                 let n = pieces(kind, t, "").len() as u64;
                 assert_eq!(count(kind, t.as_bytes(), b""), n, "count {kind} of {t:?}");
+            }
+            for sep in [",", "", "ab"] {
+                let n = pieces(SPLIT, t, sep).len() as u64;
+                assert_eq!(
+                    count(SPLIT, t.as_bytes(), sep.as_bytes()),
+                    n,
+                    "count split of {t:?}"
+                );
             }
             assert_eq!(pieces(CHARS, t, ""), chars, "chars of {t:?}");
             let words: Vec<&str> = t.split_ascii_whitespace().collect();

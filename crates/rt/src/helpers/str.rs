@@ -76,45 +76,14 @@ pub unsafe extern "C" fn sspur_str_eq(a: u64, al: u64, b: u64, bl: u64) -> u64 {
     unsafe { (al == bl && bytes(a, al) == bytes(b, bl)) as u64 }
 }
 
-/// Builds a fresh list of views into the string at `source`.
-fn list_of(source: u64, pieces: impl ExactSizeIterator<Item = Pair>, site: u32) -> Pair {
-    let n = pieces.len() as u64;
-    let out = super::list::alloc_list(n, 16, true, site) as *mut u64;
-    // Until the views are in the list, only this frame (and a Rust Vec the
-    // collector cannot see) knows the source: keep it on the stack across
-    // the allocation, which may collect.
-    std::hint::black_box(&source);
-    for (i, p) in pieces.enumerate() {
-        // SAFETY: `out` is a fresh list of `n` two-word elements (null only
-        // when `n == 0`, when this loop does not run); an ExactSizeIterator
-        // yields exactly `n` pieces, so `2 * i + 1 < 2 * n`.
-        unsafe {
-            out.add(2 * i).write(p.0);
-            out.add(2 * i + 1).write(p.1);
-        }
-    }
-    Pair(out as u64, n)
-}
-
 /// `s.chars`: one-character views.
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
 #[no_mangle]
 pub unsafe extern "C" fn sspur_str_chars(p: u64, len: u64, site: u32) -> Pair {
-    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
-    // borrow it for this call; nothing frees or writes it meanwhile.
-    let b = unsafe { bytes(p, len) };
-    let s = String::from_utf8_lossy(b);
-    let pieces: Vec<Pair> = match s {
-        std::borrow::Cow::Borrowed(s) => s
-            .char_indices()
-            .map(|(i, c)| view(&b[i..i + c.len_utf8()]))
-            .collect(),
-        // Strings are valid UTF-8; fall back to bytes if one is not.
-        std::borrow::Cow::Owned(_) => (0..b.len()).map(|i| view(&b[i..i + 1])).collect(),
-    };
-    list_of(p, pieces.into_iter(), site)
+    // SAFETY: `(p, len)` is a live string (the contract).
+    unsafe { super::pieces::list_of(super::pieces::CHARS, p, len, 0, 0, site) }
 }
 
 /// `s.split(sep)` (Rust's `str::split`: keeps empty pieces).
@@ -123,38 +92,8 @@ pub unsafe extern "C" fn sspur_str_chars(p: u64, len: u64, site: u32) -> Pair {
 /// Both must be live strings.
 #[no_mangle]
 pub unsafe extern "C" fn sspur_str_split(p: u64, len: u64, s: u64, slen: u64, site: u32) -> Pair {
-    // SAFETY: both are live strings (the contract), borrowed for this call;
-    // the allocation in `list_of` never moves or frees a live block.
-    let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
-    let mut pieces = Vec::new();
-    if sep.is_empty() {
-        // Rust splits "" around every character, with empty ends.
-        pieces.push(Pair(0, 0));
-        if let Ok(text) = std::str::from_utf8(b) {
-            for (i, c) in text.char_indices() {
-                pieces.push(view(&b[i..i + c.len_utf8()]));
-            }
-        }
-        pieces.push(Pair(0, 0));
-    } else {
-        let mut start = 0;
-        let mut i = 0;
-        while i + sep.len() <= b.len() {
-            if &b[i..i + sep.len()] == sep {
-                pieces.push(view(&b[start..i]));
-                i += sep.len();
-                start = i;
-            } else {
-                i += 1;
-            }
-        }
-        pieces.push(view(&b[start..]));
-    }
-    list_of(p, pieces.into_iter(), site)
-}
-
-fn is_ws(c: u8) -> bool {
-    c.is_ascii_whitespace()
+    // SAFETY: both are live strings (the contract).
+    unsafe { super::pieces::list_of(super::pieces::SPLIT, p, len, s, slen, site) }
 }
 
 /// `s.words`: pieces between ASCII whitespace runs.
@@ -163,48 +102,19 @@ fn is_ws(c: u8) -> bool {
 /// `(p, len)` must be a live string.
 #[no_mangle]
 pub unsafe extern "C" fn sspur_str_words(p: u64, len: u64, site: u32) -> Pair {
-    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
-    // borrow it for this call; nothing frees or writes it meanwhile.
-    let b = unsafe { bytes(p, len) };
-    let pieces: Vec<Pair> = b
-        .split(|&c| is_ws(c))
-        .filter(|w| !w.is_empty())
-        .map(view)
-        .collect();
-    list_of(p, pieces.into_iter(), site)
+    // SAFETY: `(p, len)` is a live string (the contract).
+    unsafe { super::pieces::list_of(super::pieces::WORDS, p, len, 0, 0, site) }
 }
 
-/// The lines of `b` as Rust's `str::lines` cuts them: at `\n` or `\r\n`,
-/// the last line's ending optional. A `\r` that no `\n` follows is part of
-/// its line, also at the very end (`"a\r"` is the one line `"a\r"`).
-pub(crate) fn lines_of(b: &[u8]) -> Vec<&[u8]> {
-    let mut pieces = Vec::new();
-    let mut rest = b;
-    while !rest.is_empty() {
-        let line = match rest.iter().position(|&c| c == b'\n') {
-            Some(i) => {
-                let line = &rest[..i];
-                rest = &rest[i + 1..];
-                line.strip_suffix(b"\r").unwrap_or(line)
-            }
-            None => std::mem::take(&mut rest),
-        };
-        pieces.push(line);
-    }
-    pieces
-}
-
-/// `s.lines` (Rust's `str::lines`, see [`lines_of`]).
+/// `s.lines` (Rust's `str::lines`: at `\n` or `\r\n`, the last line's
+/// ending optional; a `\r` that no `\n` follows is part of its line).
 ///
 /// # Safety
 /// `(p, len)` must be a live string.
 #[no_mangle]
 pub unsafe extern "C" fn sspur_str_lines(p: u64, len: u64, site: u32) -> Pair {
-    // SAFETY: `(p, len)` is a live string (the contract), so `bytes` may
-    // borrow it for this call; nothing frees or writes it meanwhile.
-    let b = unsafe { bytes(p, len) };
-    let pieces: Vec<Pair> = lines_of(b).into_iter().map(view).collect();
-    list_of(p, pieces.into_iter(), site)
+    // SAFETY: `(p, len)` is a live string (the contract).
+    unsafe { super::pieces::list_of(super::pieces::LINES, p, len, 0, 0, site) }
 }
 
 /// `s.trim` (ASCII whitespace), a view.
@@ -390,6 +300,20 @@ pub(crate) fn slice_range(b: &[u8], a: i64, e: i64) -> Result<(usize, usize), St
 
 /// `s.to_int`'s value, or the trap's message.
 pub(crate) fn parse_int(b: &[u8]) -> Result<i64, String> {
+    // The common case without going through `str`: a sign and up to 18
+    // digits, which cannot overflow. Anything else (longer, or not a
+    // number) is parsed by Rust's rules below, with its message.
+    let (neg, digits) = match b {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, b),
+    };
+    if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
+        let n = digits
+            .iter()
+            .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+        return Ok(if neg { -n } else { n });
+    }
     let text = String::from_utf8_lossy(b);
     text.parse::<i64>()
         .map_err(|_| format!("invalid Int: {:?}", text))
