@@ -154,6 +154,15 @@ pub struct Plan {
     by_for: HashMap<StmtId, usize>,
     /// A list a fused chain never builds -> chain.
     unbuilt: HashMap<ExprId, usize>,
+    /// Lambdas with captures written as a method's function argument (a
+    /// parameter the method table declares `fn(..)`, as `map`'s or
+    /// `filter`'s; not an element, as `fns.push(|x| ..)`'s) -> the method.
+    /// A method only calls its function arguments, during the call, and
+    /// keeps nothing of them (its result holds what the calls return,
+    /// never the function), so such a closure is dead once the call
+    /// returns: the native backend builds it in the caller's frame, not in
+    /// the heap, fused or not.
+    frame_lambdas: HashMap<ExprId, Method>,
 }
 
 impl Plan {
@@ -187,7 +196,26 @@ impl Plan {
                 plan.add_found(find_chain(body, effects, Consumer::Method(e)));
             }
         }
+        for (_, ex) in body.exprs.iter() {
+            if let ExprKind::Method { method, args, .. } = &ex.kind {
+                for (&a, param) in args.iter().zip(method.def().params) {
+                    let called = matches!(param, crate::methods::Sig::Fn(..));
+                    if called
+                        && matches!(&body[a].kind, ExprKind::Lambda { captures, .. } if !captures.is_empty())
+                    {
+                        plan.frame_lambdas.insert(a, *method);
+                    }
+                }
+            }
+        }
         plan
+    }
+
+    /// The method whose function argument the capturing lambda `e` is,
+    /// when it is one: its closure lives in the caller's frame (see
+    /// `frame_lambdas`).
+    pub fn frame_lambda(&self, e: ExprId) -> Option<Method> {
+        self.frame_lambdas.get(&e).copied()
     }
 
     fn add_found(&mut self, chain: Option<Chain>) {

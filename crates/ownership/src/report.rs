@@ -207,6 +207,9 @@ pub enum FateKind {
     CellReturned(FnId),
     /// A lambda that captures nothing: one static closure, no block.
     StaticClosure,
+    /// A lambda written as an argument of this method, which only calls
+    /// it during the call: its closure is built in the caller's frame.
+    FrameClosure(Method),
     /// Not owned deep: the collector's.
     CellShared(Shared),
     /// Built in the block of `token` (a reuse), then `then`.
@@ -231,6 +234,7 @@ impl FateKind {
         matches!(
             self,
             FateKind::NeverBuilt
+                | FateKind::FrameClosure(_)
                 | FateKind::IteratedInPlace(_)
                 | FateKind::PiecesInPlace { .. }
                 | FateKind::Fused(_)
@@ -289,6 +293,10 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
         FateKind::StaticClosure => {
             "never built: it captures nothing, so one static closure serves every evaluation".into()
         }
+        FateKind::FrameClosure(m) => format!(
+            "never built in the heap: only {} calls it, during the call, so it lives in the caller's frame",
+            m.name()
+        ),
         FateKind::IteratedInPlace(m) => {
             format!("never built: {} runs over the range in place", m.name())
         }
@@ -485,6 +493,8 @@ pub fn fates(
                 FateKind::PiecesInPlace { source, consumer }
             } else if let Some(c) = d.unbuilt(e) {
                 FateKind::Fused(c.names(d.body))
+            } else if let Some(m) = d.fusion.frame_lambda(e) {
+                FateKind::FrameClosure(m)
             } else if matches!(what, SiteKind::Closure) && !allocates {
                 FateKind::StaticClosure
             } else if allocates {
@@ -595,8 +605,12 @@ impl Reporter<'_> {
             ExprKind::Record { ty, .. } => (SiteKind::Record(*ty), true),
             ExprKind::Tuple(_) => (SiteKind::Tuple, true),
             ExprKind::Ctor { ctor, args } if !args.is_empty() => (SiteKind::Ctor(*ctor), true),
-            // A lambda that captures nothing is one static block.
-            ExprKind::Lambda { captures, .. } => (SiteKind::Closure, !captures.is_empty()),
+            // A lambda that captures nothing is one static block; one
+            // written as a method's argument lives in the caller's frame.
+            ExprKind::Lambda { captures, .. } => (
+                SiteKind::Closure,
+                !captures.is_empty() && self.d.fusion.frame_lambda(e).is_none(),
+            ),
             _ => return None,
         })
     }

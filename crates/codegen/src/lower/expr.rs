@@ -172,6 +172,19 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     tys.push(self.body[*c].ty.clone());
                 }
                 let (offs, total) = offsets(tys.iter());
+                if self.plan.frame_lambda(e).is_some() {
+                    // Only the method it is an argument of calls it, and
+                    // only during the call: the closure lives in this frame.
+                    let zero = self.iconst(0);
+                    let mut block = vec![zero; total + 1];
+                    block[0] = code;
+                    for (i, v) in vals.iter().enumerate() {
+                        for (j, w) in v.iter().enumerate() {
+                            block[1 + offs[i] + j] = *w;
+                        }
+                    }
+                    return Some(vec![self.spill(&block)]);
+                }
                 let site = self.site(e);
                 let p = self.alloc(total + 1, site);
                 self.store_words(p, 0, &[code]);
