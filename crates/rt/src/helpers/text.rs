@@ -32,8 +32,10 @@ pub struct Builder {
     site: usize,
 }
 
-/// The smallest buffer a builder allocates.
-const MIN_CAP: usize = 32;
+/// The smallest buffer a builder allocates: the smallest size class, so
+/// that a short string can keep its builder's buffer (see
+/// [`sspur_sb_finish`]).
+const MIN_CAP: usize = 16;
 
 /// The `out of memory` trap at a builder's site.
 ///
@@ -236,20 +238,38 @@ pub unsafe extern "C" fn sspur_sb_value(b: *mut Builder, v: *const u64, t: u32) 
 }
 
 /// The builder's contents as a fresh string; frees the builder and its
-/// blocks (a free by the runtime, not a free at last use).
+/// blocks (a free by the runtime, not a free at last use). When its buffer
+/// is the block a fresh string of its length would get (the same size
+/// class), the buffer becomes the string, with no copy; not while the
+/// runtime counts allocations by site, whose reports name the string's
+/// site.
 ///
 /// # Safety
 /// `b` must be a live builder; it is dead afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
-    // SAFETY: `b` is a live builder whose buffer holds `len` bytes; it
-    // stays reachable (it is freed below) while `fresh` allocates.
+    // SAFETY: `b` is a live builder whose buffer (a data block of `cap`
+    // bytes, only the builder's) holds `len` bytes; it stays reachable (it
+    // is freed below) while `fresh` allocates.
     let (out, buf, sep, sep_owned) = unsafe {
-        let out = fresh(bytes((*b).buf as u64, (*b).len as u64), site);
-        (out, (*b).buf, (*b).sep, (*b).sep_owned)
+        let (buf, len, cap) = ((*b).buf, (*b).len, (*b).cap);
+        let keep = len > 0
+            && crate::heap::block_size_for(len) == Some(cap)
+            && !crate::state::rt().counting;
+        let out = if keep {
+            Pair(buf as u64, len as u64)
+        } else {
+            fresh(bytes(buf as u64, len as u64), site)
+        };
+        (
+            out,
+            if keep { std::ptr::null_mut() } else { buf },
+            (*b).sep,
+            (*b).sep_owned,
+        )
     };
     // SAFETY: the builder is dead after finish (the contract), and its
-    // buffer and separator copy are its own.
+    // buffer (unless it became the string) and separator copy are its own.
     unsafe {
         if !buf.is_null() {
             crate::free_temp(buf);
