@@ -165,6 +165,26 @@ pub(crate) unsafe fn list_of(kind: u64, p: u64, len: u64, s: u64, slen: u64, sit
     // SAFETY: live strings (the contract), only read here; the allocation
     // never moves or frees a live block.
     let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
+    // A few pieces (a CSV line's fields, a short line's words) are cut once
+    // into this frame and copied; more are counted first.
+    const FEW: usize = 16;
+    let mut few = [Pair(0, 0); FEW];
+    let (mut c, mut k) = (0, 0);
+    while k < FEW {
+        let Some((start, end, next_c)) = next(kind, b, sep, c) else {
+            let out = super::list::alloc_list(k as u64, 16, true, site) as *mut Pair;
+            if k > 0 {
+                // SAFETY: `out` is a fresh list of `k` two-word elements,
+                // disjoint from this frame's array.
+                unsafe { std::ptr::copy_nonoverlapping(few.as_ptr(), out, k) };
+            }
+            std::hint::black_box(&p);
+            return Pair(out as u64, k as u64);
+        };
+        few[k] = view(&b[start..end]);
+        k += 1;
+        c = next_c;
+    }
     let n = count(kind, b, sep);
     let out = super::list::alloc_list(n, 16, true, site) as *mut u64;
     // The views keep the string alive once they are in the list; until
