@@ -436,17 +436,17 @@ pub unsafe extern "C" fn sspur_list_counts(p: u64, len: u64, t: u32, site: u32) 
         super::map::KEY_WORD
     };
     let m = super::map::sspur_map_new(kind, site);
-    for i in 0..len as usize {
+    let keys = (0..len as usize).map(|i| {
         // SAFETY: `i < len`: element `i` of the live list has `w` words (two
-        // for a Str key, a live string); `m` is the live map made above,
-        // held in this frame across the allocations of `put`, and `v` is read
-        // before the next put.
+        // for a Str key, a live string).
         unsafe {
             let e = elem(p, i, w);
-            let (k0, k1) = (e.read(), if is_str { e.add(1).read() } else { 0 });
-            sspur_counts_add(m, k0, k1, site);
+            (e.read(), if is_str { e.add(1).read() } else { 0 })
         }
-    }
+    });
+    // SAFETY: `m` is the live map made above, held in this frame across the
+    // allocations of its growth; the keys are the live list's elements.
+    unsafe { super::map::counts_add_all(m, keys, site) };
     m
 }
 

@@ -369,6 +369,90 @@ unsafe fn insert(m: Map, h: u64, slot: Option<usize>, kv: [u64; 4], site: u32) {
     }
 }
 
+/// A hint that the memory at `p` will be read soon (nothing on targets
+/// without a stable prefetch instruction); never faults, whatever `p` is.
+#[inline(always)]
+fn prefetch(p: *const u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and
+    // does not fault on any address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// How many keys ahead [`counts_add_all`] starts reading.
+const AHEAD: usize = 4;
+
+/// Counts every key `keys` yields into the map of counts `m`, as
+/// [`counts_add`] one after another does. A count is three dependent
+/// memory reads (the index slot, the entry, the stored key's bytes), each
+/// likely a cache miss in a large map: the keys ahead are hashed first and
+/// those reads started for them while earlier keys are counted.
+///
+/// # Safety
+/// As [`counts_add`] for each key; every key stays live during the call.
+pub(crate) unsafe fn counts_add_all(m: Map, mut keys: impl Iterator<Item = (u64, u64)>, site: u32) {
+    // SAFETY: the contract; every read below goes through the map's
+    // current header: a slot below `mask + 1` of the current index, and an
+    // entry below `N` of the current entries block, as `find_slot` reads
+    // them. Prefetched addresses are only hints.
+    unsafe {
+        let kind = get(m, KIND);
+        let mut ring = [(0u64, 0u64, 0u64); AHEAD];
+        let mut n = 0;
+        for slot in ring.iter_mut() {
+            let Some((k0, k1)) = keys.next() else { break };
+            *slot = (k0, k1, key_hash(kind, k0, k1));
+            n += 1;
+        }
+        let mut at = 0;
+        while n > 0 {
+            let (k0, k1, h) = ring[at];
+            // The key two ahead: its slot was prefetched; start on its
+            // entry. The key one ahead: start on its stored key's bytes.
+            if get(m, LEN) > 0 {
+                let index = get(m, INDEX) as *const u64;
+                let mask = get(m, MASK) as usize;
+                let entries = get(m, ENTRIES) as *const u64;
+                let entry = |h: u64| {
+                    let s = index.add(h as usize & mask).read();
+                    (s != 0 && s != TOMB && s & TAG == h & TAG)
+                        .then(|| entries.add(((s as u32) as usize - 1) * ENTRY_WORDS))
+                };
+                if n > 2 {
+                    if let Some(e) = entry(ring[(at + 2) % AHEAD].2) {
+                        prefetch(e);
+                    }
+                }
+                if n > 1 {
+                    if let Some(e) = entry(ring[(at + 1) % AHEAD].2) {
+                        if kind == KEY_STR {
+                            prefetch(e.add(1).read() as *const u64);
+                        }
+                    }
+                }
+            }
+            counts_add_hashed(m, h, k0, k1, site);
+            match keys.next() {
+                Some((k0, k1)) => {
+                    let h = key_hash(kind, k0, k1);
+                    if get(m, LEN) > 0 {
+                        prefetch(
+                            (get(m, INDEX) as *const u64).add(h as usize & get(m, MASK) as usize),
+                        );
+                    }
+                    ring[at] = (k0, k1, h);
+                }
+                None => n -= 1,
+            }
+            at = (at + 1) % AHEAD;
+        }
+    }
+}
+
 /// One more of key `(k0, k1)` in a map of counts: one probe, the count
 /// incremented in place or a new entry of 1.
 ///
@@ -376,11 +460,20 @@ unsafe fn insert(m: Map, h: u64, slot: Option<usize>, kv: [u64; 4], site: u32) {
 /// `m` must be a live map from the key's type to Int, `(k0, k1)` a live
 /// key of that type (`k1` 0 for a one-word key).
 pub(crate) unsafe fn counts_add(m: Map, k0: u64, k1: u64, site: u32) {
+    // SAFETY: the contract is `counts_add_hashed`'s.
+    unsafe { counts_add_hashed(m, key_hash(get(m, KIND), k0, k1), k0, k1, site) }
+}
+
+/// [`counts_add`] of a key whose hash is `h`.
+///
+/// # Safety
+/// As [`counts_add`]; `h` is the key's `key_hash`.
+#[inline(always)]
+unsafe fn counts_add_hashed(m: Map, h: u64, k0: u64, k1: u64, site: u32) {
     // SAFETY: the contract is `probe`'s and `insert`'s; an entry below
     // `N <= cap` has its value word inside the entries block, and an Int
     // stored there needs no barrier.
     unsafe {
-        let h = key_hash(get(m, KIND), k0, k1);
         match probe(m, h, k0, k1) {
             Ok(e) => {
                 let v = (get(m, ENTRIES) as *mut u64).add(e * ENTRY_WORDS + 3);
@@ -594,6 +687,39 @@ mod tests {
             let ks = keys(m);
             assert_eq!(&ks[..3], [1, 9, 5]);
             assert_eq!(ks[3..], (150..200).collect::<Vec<_>>()[..]);
+        }
+    }
+
+    #[test]
+    fn counts_ahead_match_counts_one_at_a_time() {
+        let _lock = crate::helpers::test_lock();
+        let words: Vec<String> = (0..3000u64)
+            .map(|i| format!("w{}", (i * 7919) % 701 + i % 3))
+            .collect();
+        // SAFETY: two live maps with Str keys and Int values; `words`
+        // outlives them, so the keys they store stay live strings.
+        unsafe {
+            let (a, b) = (sspur_map_new(KEY_STR, 0), sspur_map_new(KEY_STR, 0));
+            for w in &words {
+                counts_add(a, w.as_ptr() as u64, w.len() as u64, 0);
+            }
+            counts_add_all(
+                b,
+                words.iter().map(|w| (w.as_ptr() as u64, w.len() as u64)),
+                0,
+            );
+            let entries = |m: Map| {
+                let mut out = Vec::new();
+                for_each(m, |k, v| {
+                    out.push((bytes(k.read(), k.add(1).read()).to_vec(), v.read()))
+                });
+                out
+            };
+            assert_eq!(entries(a), entries(b));
+            assert_eq!(sspur_map_len(b), 703);
+            let few = sspur_map_new(KEY_WORD, 0);
+            counts_add_all(few, [(3, 0), (3, 0)].into_iter(), 0);
+            assert_eq!(sspur_map_find(few, 3, 0).read(), 2);
         }
     }
 

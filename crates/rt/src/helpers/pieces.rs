@@ -270,13 +270,15 @@ pub unsafe extern "C" fn sspur_piece_counts(
     let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
     let m = super::map::sspur_map_new(super::map::KEY_STR, site);
     let mut c = 0;
-    while let Some((start, end, next_c)) = next(kind, b, sep, c) {
-        let k = view(&b[start..end]);
-        // SAFETY: `m` is the live map made above and `k` a view of the
-        // live string; the count is read before the next put.
-        unsafe { super::list::sspur_counts_add(m, k.0, k.1, site) };
+    let pieces = std::iter::from_fn(|| {
+        let (start, end, next_c) = next(kind, b, sep, c)?;
         c = next_c;
-    }
+        let k = view(&b[start..end]);
+        Some((k.0, k.1))
+    });
+    // SAFETY: `m` is the live map made above and each key a view of the
+    // live string.
+    unsafe { super::map::counts_add_all(m, pieces, site) };
     std::hint::black_box(p);
     m
 }
