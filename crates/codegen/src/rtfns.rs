@@ -217,6 +217,7 @@ rt_fns! {
     sspur_sb_int = text::sspur_sb_int, 2, None;
     sspur_sb_value = text::sspur_sb_value, 3, None;
     sspur_sb_finish = text::sspur_sb_finish, 2, Pair;
+    sspur_sb_finish_frame = text::sspur_sb_finish_frame, 2, Pair;
     sspur_print_str = text::sspur_print_str, 3, None;
     sspur_print_value = text::sspur_print_value, 3, None;
     sspur_args = text::sspur_args, 1, Pair;

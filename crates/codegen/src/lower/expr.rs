@@ -345,9 +345,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
 
     pub(super) fn interp(&mut self, e: ExprId, parts: &[InterpPart]) -> Option<Vals> {
         // The builder's growth traps at the interpolation, as its string's
-        // allocation does.
+        // allocation does. It never outlives the interpolation, so it lives
+        // in this frame: the words `sspur_sb_new` would give a heap block.
+        use rt::helpers::text::{BUILDER_SITE_WORD, BUILDER_WORDS};
         let site = self.site(e);
-        let sb = self.rt1(F::sspur_sb_new, &[site]);
+        let zero = self.iconst(0);
+        let mut words = vec![zero; BUILDER_WORDS];
+        words[BUILDER_SITE_WORD] = site;
+        let sb = self.spill(&words);
         for part in parts {
             match part {
                 InterpPart::Text(t) => {
@@ -363,7 +368,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 }
             }
         }
-        Some(self.rt(F::sspur_sb_finish, &[sb, site]))
+        Some(self.rt(F::sspur_sb_finish_frame, &[sb, site]))
     }
 
     pub(super) fn show_into(&mut self, sb: Value, v: &[Value], ty: &Ty) {

@@ -1,12 +1,14 @@
 //! String builders (interpolation and the push-then-join rewrite), display
 //! of values, printing, program arguments and input.
 //!
-//! A builder lives in the rt heap, so the collector sees it: the builder is
-//! a pointer block ([`Builder`]) and its bytes a data block it points to.
-//! A builder that is never finished (an early return between the pushes and
+//! A push-then-join builder lives in the rt heap, so the collector sees it:
+//! the builder is a pointer block ([`Builder`]) and its bytes a data block
+//! it points to; an interpolation's builder lives in its caller's frame
+//! (the collector scans the stack) and only its bytes in the heap. A
+//! builder that is never finished (an early return between the pushes and
 //! the join, a hole that returns) is garbage like any other block and is
 //! reclaimed and counted by the collector; [`sspur_sb_finish`] frees both
-//! blocks at once.
+//! blocks at once, [`sspur_sb_finish_frame`] the bytes.
 
 use super::io::io_reason;
 use super::types::{self, bytes, with_table};
@@ -248,6 +250,21 @@ pub unsafe extern "C" fn sspur_sb_value(b: *mut Builder, v: *const u64, t: u32) 
 /// `b` must be a live builder; it is dead afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
+    // SAFETY: the builder is a live heap block (the contract), dead once
+    // its contents are taken.
+    unsafe {
+        let out = contents(b, site);
+        crate::free_temp(b as *mut u8);
+        out
+    }
+}
+
+/// The builder's contents as a string; frees its buffer (unless it became
+/// the string) and its separator copy, not the builder itself.
+///
+/// # Safety
+/// `b` must be a live builder; only its words are read afterwards.
+unsafe fn contents(b: *mut Builder, site: u32) -> Pair {
     // SAFETY: `b` is a live builder whose buffer (a data block of `cap`
     // bytes, only the builder's) holds `len` bytes; it stays reachable (it
     // is freed below) while `fresh` allocates.
@@ -268,8 +285,8 @@ pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
             (*b).sep_owned,
         )
     };
-    // SAFETY: the builder is dead after finish (the contract), and its
-    // buffer (unless it became the string) and separator copy are its own.
+    // SAFETY: the builder is dead after this (the contract), and its buffer
+    // (unless it became the string) and separator copy are its own.
     unsafe {
         if !buf.is_null() {
             crate::free_temp(buf);
@@ -277,10 +294,28 @@ pub unsafe extern "C" fn sspur_sb_finish(b: *mut Builder, site: u32) -> Pair {
         if sep_owned != 0 {
             crate::free_temp(sep as *mut u8);
         }
-        crate::free_temp(b as *mut u8);
     }
     out
 }
+
+/// The builder's contents as a fresh string, as [`sspur_sb_finish`] makes
+/// it, for an interpolation's builder, which lives in the caller's frame:
+/// compiled code zeroes its words there and sets its `site` (the state
+/// [`sspur_sb_new`] gives), the collector sees its buffer through the
+/// stack, and only the buffer is freed.
+///
+/// # Safety
+/// `b` must be a live builder in the caller's frame; it is dead afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn sspur_sb_finish_frame(b: *mut Builder, site: u32) -> Pair {
+    // SAFETY: the contract is `contents`'s.
+    unsafe { contents(b, site) }
+}
+
+/// The words of a [`Builder`] (compiled code reserves and zeroes them) and
+/// the index of its `site` word.
+pub const BUILDER_WORDS: usize = std::mem::size_of::<Builder>() / 8;
+pub const BUILDER_SITE_WORD: usize = std::mem::offset_of!(Builder, site) / 8;
 
 /// `print(s)` (`to == 1`), `log(s)` (`to == 2`) or `eprint(s)` (`to == 3`)
 /// of a string.
