@@ -32,8 +32,12 @@ const PROGRAMS: &[&str] = &[
 const MODES: &[&[(&str, &str)]] = &[
     &[],
     &[("SSPUR_MEM", "gc")],
-    &[("SSPUR_MEM", "check"), ("SSPUR_GC_STRESS", "64")],
-    &[("SSPUR_GC_STRESS", "64")],
+    &[
+        ("SSPUR_MEM", "check"),
+        ("SSPUR_GC_STRESS", "64"),
+        ("SSPUR_GC_BARRIER_KB", "1"),
+    ],
+    &[("SSPUR_GC_STRESS", "64"), ("SSPUR_GC_BARRIER_KB", "1")],
     &[("SSPUR_GC_STATS", "1")],
     &[("SSPUR_BACKTRACE", "0")],
 ];

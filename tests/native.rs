@@ -314,10 +314,16 @@ fn native_check_mode() {
 
 /// Check mode audits at every collection, so it also runs under stress:
 /// any unsound free or write after free prints a report and fails the
-/// match.
+/// match. A stack barrier every KB: the collections skip the most stack
+/// they can, and check mode verifies the skipped words did not change;
+/// traps print their call chains through the barriers' frames.
 #[test]
 fn native_check_mode_audits_under_stress() {
-    let env = [("SSPUR_MEM", "check"), ("SSPUR_GC_STRESS", STRESS_KB)];
+    let env = [
+        ("SSPUR_MEM", "check"),
+        ("SSPUR_GC_STRESS", STRESS_KB),
+        ("SSPUR_GC_BARRIER_KB", "1"),
+    ];
     let failures = each_case(|case| {
         compare(
             case,
@@ -330,7 +336,7 @@ fn native_check_mode_audits_under_stress() {
 
 #[test]
 fn native_gc_stress() {
-    let env = [("SSPUR_GC_STRESS", STRESS_KB)];
+    let env = [("SSPUR_GC_STRESS", STRESS_KB), ("SSPUR_GC_BARRIER_KB", "1")];
     let failures = each_case(|case| {
         compare(
             case,

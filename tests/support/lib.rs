@@ -43,6 +43,7 @@ pub const SSPUR_VARS: &[&str] = &[
     "SSPUR_GC_MIN_MB",
     "SSPUR_GC_FACTOR",
     "SSPUR_GC_YOUNG_MB",
+    "SSPUR_GC_BARRIER_KB",
     "SSPUR_MAX_HEAP_MB",
     "SSPUR_BACKTRACE",
 ];

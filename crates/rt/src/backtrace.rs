@@ -264,12 +264,32 @@ impl Table {
         Some(unsafe { *(a as *const usize) })
     }
 
+    /// The return address of the frame record at `fp`: `[fp + 8]`, or the
+    /// original one where a stack barrier replaced it.
+    fn ret_word(&self, lo: usize, fp: usize) -> Option<usize> {
+        let w = self.word(lo, fp + 8)?;
+        if w != 0 && w == crate::barrier::trampoline() {
+            return crate::barrier::original_ret(fp);
+        }
+        Some(w)
+    }
+
+    /// A word of the program thread's stack (for the stack barriers).
+    pub(crate) fn stack_word(&self, lo: usize, a: usize) -> Option<usize> {
+        self.word(lo, a)
+    }
+
+    /// Whether `ret` is the return address of a call in compiled code.
+    pub(crate) fn is_compiled_call(&self, ret: usize) -> bool {
+        self.call_of(ret).is_some() && self.func_of(ret).is_some()
+    }
+
     /// Whether a frame record at `fp` of a frame of `callee` starts a
     /// consistent chain (its first links are calls into the frame below
     /// them), so a stale record in a dead slot is not taken for it.
     fn plausible(&self, mut callee: usize, mut fp: usize, lo: usize) -> bool {
         for _ in 0..32 {
-            let (Some(next), Some(ret)) = (self.word(lo, fp), self.word(lo, fp + 8)) else {
+            let (Some(next), Some(ret)) = (self.word(lo, fp), self.ret_word(lo, fp)) else {
                 return false;
             };
             if ret == self.entry_ret {
@@ -327,7 +347,7 @@ impl Table {
     fn record(&self, func: usize, fp: usize, lo: usize) -> Option<Start> {
         Some(Start {
             func,
-            ret: self.word(lo, fp + 8)?,
+            ret: self.ret_word(lo, fp)?,
             next_fp: self.word(lo, fp)?,
         })
     }
@@ -338,11 +358,17 @@ impl Table {
     /// compiled code, and the frame pointer the unwinder restored for it.
     /// Not for signal handlers (the unwinder is not async-signal-safe).
     fn unwind(&self, lo: usize) -> Option<Start> {
+        self.unwind_record(lo).map(|(s, _)| s)
+    }
+
+    /// [`Table::unwind`], with the innermost compiled frame's record.
+    pub(crate) fn unwind_record(&self, lo: usize) -> Option<(Start, usize)> {
         struct Found<'t> {
             table: &'t Table,
             lo: usize,
             frames: usize,
             start: Option<Start>,
+            fp: usize,
         }
         extern "C" fn each(ctx: *mut UnwindContext, arg: *mut libc::c_void) -> libc::c_int {
             // SAFETY: `arg` is the `Found` passed to `_Unwind_Backtrace`
@@ -357,6 +383,7 @@ impl Table {
                 let fp = unsafe { _Unwind_GetGR(ctx, FP_REG) };
                 if t.funcs[func].name.is_some() && t.plausible(func, fp, found.lo) {
                     found.start = t.record(func, fp, found.lo);
+                    found.fp = fp;
                 }
                 return 4; // _URC_NORMAL_STOP
             }
@@ -370,12 +397,13 @@ impl Table {
             lo,
             frames: 0,
             start: None,
+            fp: 0,
         };
         // SAFETY: `each` only reads the context it is given and `found`.
         unsafe {
             _Unwind_Backtrace(each, &mut found as *mut Found as *mut libc::c_void);
         }
-        found.start
+        found.start.map(|s| (s, found.fp))
     }
 
     /// The start for a fault at `pc` with frame pointer `fp`, stack
@@ -446,7 +474,7 @@ impl Table {
                 break;
             }
             last_fp = fp;
-            let (Some(next), Some(ret)) = (self.word(lo, fp), self.word(lo, fp + 8)) else {
+            let (Some(next), Some(ret)) = (self.word(lo, fp), self.ret_word(lo, fp)) else {
                 break;
             };
             if steps > 4 * (SHOWN + COUNT_LIMIT) {
@@ -544,7 +572,7 @@ pub(crate) fn overflow_at_fault(f: Fault) -> Option<(usize, &'static str)> {
 }
 
 /// The installed table, when `sp` is on the program thread's stack.
-fn table_for(sp: usize) -> Option<&'static Table> {
+pub(crate) fn table_for(sp: usize) -> Option<&'static Table> {
     // SAFETY: an installed table is only freed by a later install, and one
     // program runs per process.
     let t = unsafe { TABLE.load(Ordering::SeqCst).as_ref() }?;

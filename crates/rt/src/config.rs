@@ -49,6 +49,8 @@ pub struct Settings {
     /// `SSPUR_STACK_MB`: the program's stack (native: its thread's stack;
     /// the interpreter: [`Settings::max_call_depth`] calls).
     pub stack_mb: usize,
+    /// `SSPUR_GC_BARRIER_KB`: the least stack between two stack barriers.
+    pub gc_barrier_bytes: usize,
 }
 
 impl Settings {
@@ -64,6 +66,7 @@ impl Settings {
         max_heap_bytes: 0,
         backtrace: true,
         stack_mb: 1024,
+        gc_barrier_bytes: 64 << 10,
     };
 
     /// Calls the interpreter nests per MB of `SSPUR_STACK_MB`: a small
@@ -142,6 +145,14 @@ impl Settings {
         }
         if let Some(v) = get("SSPUR_GC_YOUNG_MB") {
             s.gc_young_bytes = positive_mb("SSPUR_GC_YOUNG_MB", &v, 1 << 20)? << 20;
+        }
+        if let Some(v) = get("SSPUR_GC_BARRIER_KB") {
+            let kb: usize = v
+                .parse()
+                .ok()
+                .filter(|kb: &usize| (1..=1 << 20).contains(kb))
+                .ok_or_else(|| bad("SSPUR_GC_BARRIER_KB", &v, "expected 1 to 1048576 kilobytes"))?;
+            s.gc_barrier_bytes = kb << 10;
         }
         if let Some(v) = get("SSPUR_GC_FACTOR") {
             s.gc_factor = v

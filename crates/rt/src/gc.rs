@@ -120,7 +120,11 @@ const SLICE_MAX_TIME: Duration = Duration::from_millis(5);
 /// slice is due, or the heap limit was reached): a minor collection, or
 /// the next step of an incremental major collection.
 pub fn step(rt: &mut Rt) {
-    if rt.heap.want_major {
+    if std::mem::take(&mut rt.heap.stack_due) && !rt.heap.want_major {
+        // The stack grew by `barrier::STACK_STEP` since the last
+        // collection: read its new words while they are few.
+        collect(rt, Kind::Minor);
+    } else if rt.heap.want_major {
         collect(rt, Kind::Major);
     } else if rt.marking {
         if rt.major_stack.is_empty() {
@@ -184,6 +188,7 @@ pub fn start_major(rt: &mut Rt) {
         rt.major_stack.clear();
         rt.cycle_promoted = 0;
         rt.marking = true;
+        rt.full_scan_next = true;
         rt.gc.cycles_started += 1;
     }
     collect(rt, Kind::Minor);
@@ -199,6 +204,17 @@ fn set_trigger(rt: &mut Rt) {
             .min(h.young_bytes.saturating_add(SLICE_BYTES))
     } else {
         h.young_budget
+    };
+    h.stack_trigger = if rt.barriers_ok {
+        let limit = match rt.barriers.limit() {
+            0 => rt.stack_base,
+            l => l,
+        };
+        limit
+            .min(rt.gc_sp)
+            .saturating_sub(crate::barrier::STACK_STEP)
+    } else {
+        0
     };
 }
 
@@ -365,7 +381,12 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     let mut m = Marker::new(minor, rt.mode == MemMode::Check);
     m.grey = rt.marking;
     m.major = std::mem::take(&mut rt.major_stack);
-    mark_roots(rt, regs, sp, &mut m);
+    // The start of an incremental cycle and a stop-the-world major
+    // collection read the whole stack; others skip the words above the
+    // innermost stack barrier (see `barrier`).
+    rt.gc_sp = sp;
+    let full = kind == Kind::Major || std::mem::take(&mut rt.full_scan_next);
+    let stack_bytes = mark_roots_watermarked(rt, regs, sp, full, &mut m);
     if minor {
         // The remembered set: the only old blocks that may point at young
         // ones (see the module comment; the marking above does not enter an
@@ -417,8 +438,17 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
             rt.remembered.push(page.block_addr(i));
         }
     }
+    // And those the stack words above the barriers hold, not read again.
+    for h in 0..rt.barriers.held.len() {
+        if let Some((id, i)) = rt.heap.lookup(rt.barriers.held[h]) {
+            let page = &mut rt.heap.pages[id];
+            if page.kind as usize == POINTER && !Page::bit(&page.remembered, i) {
+                Page::set(&mut page.remembered, i);
+                rt.remembered.push(page.block_addr(i));
+            }
+        }
+    }
     // What every minor collection reads again, however few blocks are young.
-    let stack_bytes = rt.stack_base - sp;
     let reread = stack_bytes + m.remembered_bytes;
     pace(rt, kind, young_before, freed, m.promoted, reread);
     let pause = start.elapsed();
@@ -456,28 +486,97 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     rt.in_gc = false;
 }
 
+/// Marks from the roots as a collection does: the stack up to the
+/// innermost stack barrier (all of it when `full`), and puts barriers in
+/// the frames read (`barrier`'s module comment). Returns the stack bytes
+/// read.
+fn mark_roots_watermarked(
+    rt: &mut Rt,
+    regs: &[usize; 12],
+    sp: usize,
+    full: bool,
+    m: &mut Marker,
+) -> usize {
+    let base = rt.stack_base;
+    let table = if crate::barrier::trampoline() != 0 {
+        crate::backtrace::table_for(sp)
+    } else {
+        None
+    };
+    rt.barriers_ok = table.is_some();
+    let Some(t) = table else {
+        mark_roots(rt, regs, sp, base, m);
+        return base - sp;
+    };
+    if rt.barriers.ceiling == 0 {
+        rt.barriers.ceiling = crate::barrier::find_ceiling(t, sp, base);
+        if rt.barriers.ceiling == 0 {
+            mark_roots(rt, regs, sp, base, m);
+            return base - sp;
+        }
+    }
+    let ceiling = rt.barriers.ceiling;
+    let limit = rt.barriers.sync();
+    if rt.mode == MemMode::Check {
+        for (record, words) in rt.barriers.changed() {
+            let msg = format!("sspur check: a suspended stack frame changed above a stack barrier (the record at {record:#x}, {words} words above it)");
+            crate::out::write_stderr_raw(format!("{msg}\n").as_bytes());
+            rt.reports.push(msg);
+        }
+    }
+    let chosen = match t.unwind_record(sp) {
+        Some((_, fp)) if rt.barriers.in_step() => crate::barrier::choose(
+            &crate::barrier::candidates(t, fp, sp, limit),
+            limit,
+            rt.barriers.len(),
+            rt.settings.gc_barrier_bytes,
+        ),
+        _ => Vec::new(),
+    };
+    let inner = chosen.last().map_or(limit, |c| c + 16);
+    mark_roots(rt, regs, sp, inner, m);
+    let mut read = inner - sp;
+    let first = rt.barriers.len();
+    for &c in &chosen {
+        rt.barriers.install(c);
+    }
+    for k in first..rt.barriers.len() {
+        let (lo, hi) = rt.barriers.segment(k);
+        let from = m.held.len();
+        let held_from = rt.barriers.held.len();
+        mark_stack(rt, lo, hi, m);
+        read += hi - lo;
+        for j in from..m.held.len() {
+            let (id, i) = m.held[j];
+            let b = rt.heap.pages[id].block_addr(i);
+            rt.barriers.held.push(b);
+        }
+        let sum = if rt.mode == MemMode::Check {
+            crate::barrier::checksum(lo, hi)
+        } else {
+            0
+        };
+        rt.barriers.set(k, held_from, sum);
+    }
+    rt.gc.barriers += chosen.len() as u64;
+    if full && limit < ceiling {
+        mark_stack(rt, limit, ceiling, m);
+        read += ceiling - limit;
+    } else {
+        rt.gc.stack_skipped += (ceiling - limit) as u64;
+    }
+    mark_stack(rt, ceiling, base, m);
+    read + (base - ceiling)
+}
+
 /// Marks from the roots: the spilled registers, the stack from `sp` (in
-/// `collect`'s frame) to its base, and the registered roots.
-fn mark_roots(rt: &mut Rt, regs: &[usize; 12], sp: usize, m: &mut Marker) {
+/// `collect`'s frame) to `top`, and the registered roots.
+fn mark_roots(rt: &mut Rt, regs: &[usize; 12], sp: usize, top: usize, m: &mut Marker) {
     // The stack: dead words may point at quarantined blocks: not reported.
     for &w in regs {
         mark_root_word(rt, w, m);
     }
-    let base = rt.stack_base;
-    valgrind_make_defined(sp, base - sp);
-    let mut a = sp;
-    while a + 8 <= base {
-        // SAFETY: `collect` checked that this is the owner thread, whose
-        // stack base `init` recorded, and `sp` is an 8-aligned address in
-        // `collect`'s frame on that stack; every word from there up to the
-        // base belongs to a live frame of this thread and is mapped. We only
-        // read it as an integer. (A conservative scan also reads padding and
-        // dead slots, which the Rust abstract machine calls uninitialised;
-        // the words are plain machine words here and are only compared.)
-        let w = unsafe { *(a as *const usize) };
-        mark_root_word(rt, w, m);
-        a += 8;
-    }
+    mark_stack(rt, sp, top, m);
     for i in 0..rt.roots.len() {
         // SAFETY: `add_root`'s contract: a registered word stays readable
         // for the rest of the run; it is a `*const usize`, so aligned.
@@ -488,6 +587,39 @@ fn mark_roots(rt: &mut Rt, regs: &[usize; 12], sp: usize, m: &mut Marker) {
                 mark_block(rt, id, i, m, true);
             }
         }
+    }
+}
+
+/// Marks from the stack words in `lo..hi` (between `collect`'s frame and
+/// the stack base).
+fn mark_stack(rt: &mut Rt, lo: usize, hi: usize, m: &mut Marker) {
+    if hi <= lo {
+        return;
+    }
+    valgrind_make_defined(lo, hi - lo);
+    let (hlo, hhi) = (rt.heap.lo, rt.heap.hi);
+    let mut a = lo;
+    while a + 8 <= hi {
+        // SAFETY: `collect` checked that this is the owner thread, whose
+        // stack base `init` recorded, and `sp` is an 8-aligned address in
+        // `collect`'s frame on that stack; every word from there up to the
+        // base belongs to a live frame of this thread and is mapped. We only
+        // read it as an integer. (A conservative scan also reads padding and
+        // dead slots, which the Rust abstract machine calls uninitialised;
+        // the words are plain machine words here and are only compared.)
+        let w = unsafe { *(a as *const usize) };
+        a += 8;
+        // Most stack words are no heap address (return addresses, frame
+        // pointers, integers): filtered here without a call. A word at a
+        // page's start may be the end of a block of the page before it.
+        if w < hlo
+            || w > hhi
+            || (rt.heap.map_get(w) == 0
+                && (w & (crate::heap::PAGE_SIZE - 1) != 0 || rt.heap.map_get(w - 1) == 0))
+        {
+            continue;
+        }
+        mark_root_word(rt, w, m);
     }
 }
 
@@ -1100,7 +1232,7 @@ fn verify_final(rt: &mut Rt, regs: &[usize; 12], sp: usize, was_old: &[Option<Bo
         page.mark = [0; 64];
     }
     let mut m = Marker::new(false, true);
-    mark_roots(rt, regs, sp, &mut m);
+    mark_roots(rt, regs, sp, rt.stack_base, &mut m);
     drain(rt, &mut m);
     audit_barrier(rt, was_old);
     audit(rt, &mut m.found);

@@ -251,6 +251,10 @@ pub struct Heap<T: Tier = Active> {
     /// this: the young budget, or sooner while an incremental major
     /// collection marks (its next slice).
     pub trigger: usize,
+    /// Pacing: a minor collection once the stack pointer is below this
+    /// (0: never), and whether that is why the collector was asked in.
+    pub stack_trigger: usize,
+    pub stack_due: bool,
     /// Bytes of old (marked) blocks: set by each collection, lowered when
     /// an old block is freed at its last use.
     pub old_bytes: usize,
@@ -296,6 +300,8 @@ impl<T: Tier> Heap<T> {
             young_bytes: 0,
             young_budget: usize::MAX,
             trigger: usize::MAX,
+            stack_trigger: 0,
+            stack_due: false,
             old_bytes: 0,
             max_heap: usize::MAX,
         }
@@ -499,6 +505,14 @@ impl<T: Tier> Heap<T> {
         if self.gc_ready && self.young_bytes >= self.trigger {
             self.want_gc = true;
             return ptr::null_mut();
+        }
+        if self.gc_ready && self.stack_trigger != 0 {
+            let probe = 0usize;
+            if (std::hint::black_box(&probe) as *const usize as usize) < self.stack_trigger {
+                self.want_gc = true;
+                self.stack_due = true;
+                return ptr::null_mut();
+            }
         }
         if self.classes[k].free != 0 {
             self.tier.slow(class);

@@ -14,6 +14,7 @@
 
 pub mod abi;
 pub mod backtrace;
+mod barrier;
 pub mod cells;
 pub mod config;
 mod gc;

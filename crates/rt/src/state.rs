@@ -63,6 +63,10 @@ pub struct GcCounts {
     pub slices: u64,
     pub longest_slice: std::time::Duration,
     pub longest_final: std::time::Duration,
+    /// Stack barriers put in, and the stack bytes above the innermost one
+    /// that minor collections did not read again.
+    pub barriers: u64,
+    pub stack_skipped: u64,
 }
 
 /// Per-site totals, kept when sites are tracked.
@@ -119,6 +123,16 @@ pub struct Rt {
     pub cells: crate::cells::CellState,
     /// The thread that initialised the runtime (`pthread_self`), 0 before.
     pub owner: usize,
+    /// The stack barriers (`barrier`): which stack words a minor
+    /// collection need not read again.
+    pub barriers: crate::barrier::Barriers,
+    /// Compiled code's table is installed and barriers are supported.
+    pub barriers_ok: bool,
+    /// The next collection reads the whole stack (an incremental cycle
+    /// starts).
+    pub full_scan_next: bool,
+    /// The stack pointer of the last collection.
+    pub gc_sp: usize,
 }
 
 struct Global(UnsafeCell<Rt>);
@@ -201,6 +215,8 @@ impl Rt {
                 cpu_longest: std::time::Duration::ZERO,
                 max_live_bytes: 0,
                 stack_bytes: 0,
+                barriers: 0,
+                stack_skipped: 0,
                 remembered_bytes: 0,
                 scanned_bytes: 0,
                 cycles_started: 0,
@@ -216,6 +232,10 @@ impl Rt {
             in_gc: false,
             cells: crate::cells::CellState::new(),
             owner: 0,
+            barriers: crate::barrier::Barriers::new(),
+            barriers_ok: false,
+            full_scan_next: false,
+            gc_sp: 0,
         }
     }
 
@@ -238,6 +258,9 @@ impl Rt {
         self.settings = settings;
         self.stack_base = crate::gc::stack_base();
         self.heap.gc_ready = self.stack_base != 0;
+        // The tests' planted bug (tests/barriers.rs); never in a release build.
+        self.barriers.stale_test =
+            cfg!(debug_assertions) && std::env::var_os("SSPUR_TEST_STALE_BARRIERS").is_some();
     }
 
     pub fn init_from_env(&mut self) {

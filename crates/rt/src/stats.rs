@@ -17,6 +17,7 @@
 //! largest live set: B bytes
 //! collector reads: stack B bytes, remembered B bytes, marked B bytes
 //! incremental majors: N started, N slices, longest slice X ms, longest final Y ms
+//! stack barriers: N installed, B bytes of stack not read again
 //! ```
 
 use std::fmt::Write;
@@ -165,6 +166,11 @@ pub fn exit_report(rt: &Rt) -> String {
             g.slices,
             ms(g.longest_slice),
             ms(g.longest_final)
+        );
+        let _ = writeln!(
+            out,
+            "stack barriers: {} installed, {} bytes of stack not read again",
+            g.barriers, g.stack_skipped
         );
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;
