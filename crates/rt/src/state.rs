@@ -67,6 +67,8 @@ pub struct GcCounts {
     /// that minor collections did not read again.
     pub barriers: u64,
     pub stack_skipped: u64,
+    /// Bytes of cards of large remembered blocks not read again.
+    pub cards_skipped: u64,
 }
 
 /// Per-site totals, kept when sites are tracked.
@@ -133,6 +135,9 @@ pub struct Rt {
     pub full_scan_next: bool,
     /// The stack pointer of the last collection.
     pub gc_sp: usize,
+    /// Large remembered blocks: the checksum of each card when a minor
+    /// collection last read it (`gc::scan_remembered`), by block base.
+    pub cards: BTreeMap<usize, Box<[Option<u64>]>>,
 }
 
 struct Global(UnsafeCell<Rt>);
@@ -217,6 +222,7 @@ impl Rt {
                 stack_bytes: 0,
                 barriers: 0,
                 stack_skipped: 0,
+                cards_skipped: 0,
                 remembered_bytes: 0,
                 scanned_bytes: 0,
                 cycles_started: 0,
@@ -236,6 +242,7 @@ impl Rt {
             barriers_ok: false,
             full_scan_next: false,
             gc_sp: 0,
+            cards: BTreeMap::new(),
         }
     }
 

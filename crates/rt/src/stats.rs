@@ -18,6 +18,7 @@
 //! collector reads: stack B bytes, remembered B bytes, marked B bytes
 //! incremental majors: N started, N slices, longest slice X ms, longest final Y ms
 //! stack barriers: N installed, B bytes of stack not read again
+//! remembered cards: B bytes not read again
 //! ```
 
 use std::fmt::Write;
@@ -171,6 +172,11 @@ pub fn exit_report(rt: &Rt) -> String {
             out,
             "stack barriers: {} installed, {} bytes of stack not read again",
             g.barriers, g.stack_skipped
+        );
+        let _ = writeln!(
+            out,
+            "remembered cards: {} bytes not read again",
+            g.cards_skipped
         );
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;

@@ -465,6 +465,19 @@ mod model {
         /// A list buffer `[id, child...]`, children pushed (in place while
         /// the capacity lasts).
         List,
+        /// A large pointer block (several cards), children at slots
+        /// `BIG_STRIDE` words apart, one per card; stores go through
+        /// `rt::remember`, or none while it is held since its allocation.
+        /// Minor collections read such a block again card by card.
+        Big,
+    }
+
+    /// Words between two children of a `Big` block (a card is 512 words; the
+    /// block, 36 KB, is a large one).
+    const BIG_STRIDE: usize = 1500;
+
+    fn big_word(j: usize) -> usize {
+        1 + j * BIG_STRIDE
     }
 
     struct Obj {
@@ -522,6 +535,11 @@ mod model {
                     unsafe { (p as *mut u64).write(id as u64) };
                     p as usize
                 }
+                Kind::Big => {
+                    let b = alloc(8 * (big_word(SLOTS - 1) + 1), 1) as usize;
+                    unsafe { *word(b, 0) = id };
+                    b
+                }
             };
             let n = if kind == Kind::List { 0 } else { SLOTS };
             self.objs.push(Obj {
@@ -545,6 +563,13 @@ mod model {
             match obj.kind {
                 Kind::Node => {
                     unsafe { *word(obj.addr, 1 + j) = v };
+                    if !obj.held_since_alloc {
+                        rt::remember(obj.addr as *const u8);
+                    }
+                    obj.children[j] = child;
+                }
+                Kind::Big => {
+                    unsafe { *word(obj.addr, big_word(j)) = v };
                     if !obj.held_since_alloc {
                         rt::remember(obj.addr as *const u8);
                     }
@@ -631,6 +656,12 @@ mod model {
                             (0..SLOTS).map(|j| *word(obj.addr, 1 + j)).collect(),
                         )
                     },
+                    Kind::Big => unsafe {
+                        (
+                            *word(obj.addr, 0),
+                            (0..SLOTS).map(|j| *word(obj.addr, big_word(j))).collect(),
+                        )
+                    },
                     Kind::Map => unsafe {
                         let m = obj.addr as *mut u64;
                         let get = |k: u64| {
@@ -685,7 +716,7 @@ mod model {
 
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
-            6 => (0u8..3, 0..ROOTS).prop_map(|(k, r)| Op::Alloc(k, r)),
+            6 => (0u8..4, 0..ROOTS).prop_map(|(k, r)| Op::Alloc(k, r)),
             10 => (any::<usize>(), 0..SLOTS, any::<usize>(), any::<bool>()).prop_map(|(a, j, b, some)| Op::Store(a, j, b, some)),
             2 => (0..ROOTS).prop_map(Op::DropRoot),
             3 => (1u16..400).prop_map(Op::Garbage),
@@ -719,7 +750,7 @@ mod model {
         for op in ops {
             match *op {
                 Op::Alloc(k, r) => {
-                    let kind = [Kind::Node, Kind::Map, Kind::List][k as usize];
+                    let kind = [Kind::Node, Kind::Map, Kind::List, Kind::Big][k as usize];
                     let o = w.alloc(kind);
                     w.set_root(r, Some(o));
                 }
