@@ -191,7 +191,6 @@ pub fn start_major(rt: &mut Rt) {
         rt.cycle_promoted = 0;
         rt.marking = true;
         rt.full_scan_next = true;
-        rt.cards.clear();
         rt.gc.cycles_started += 1;
     }
     collect(rt, Kind::Minor);
@@ -344,6 +343,10 @@ struct Marker {
     /// (grey), and the blocks it promotes get it too (they are scanned
     /// here, so black).
     grey: bool,
+    /// Off while a remembered block's own words are read during a cycle:
+    /// the old blocks they point at are not greyed one by one; the block
+    /// itself goes back on the grey stack (`scan_remembered`).
+    grey_old: bool,
     major: Vec<(usize, usize)>,
 }
 
@@ -360,6 +363,7 @@ impl Marker {
             minor,
             check,
             grey: false,
+            grey_old: true,
             major: Vec::new(),
         }
     }
@@ -454,8 +458,8 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
             }
         }
     }
-    // Card checksums only of blocks still remembered; none after a major
-    // collection (nor at a cycle's start: its first collection reads all).
+    // Card checksums only of blocks still remembered; none after a
+    // stop-the-world major collection.
     if kind == Kind::Major {
         rt.cards.clear();
     } else if !rt.cards.is_empty() {
@@ -931,7 +935,7 @@ fn mark_word(rt: &mut Rt, w: usize, m: &mut Marker) {
     let id = id as usize - 1;
     let i = rt.heap.pages[id].index_of(w);
     if !m.check && Page::bit(&rt.heap.pages[id].mark, i) {
-        if m.grey {
+        if m.grey && m.grey_old {
             grey(rt, id, i, m);
         }
         return;
@@ -1147,9 +1151,12 @@ pub const CARD: usize = 4096;
 /// whether the write went through the barrier. The checksums are kept only
 /// for a block whose page has been the same block since the last
 /// collection (not young), are dropped when the block leaves the
-/// remembered set, and are forgotten at a major collection and at the
-/// start of an incremental one (whose minor collections must grey the old
-/// blocks the cards point at, so read them once in the cycle).
+/// remembered set, and are forgotten at a stop-the-world major collection.
+/// While an incremental major collection marks, a skipped card needs no
+/// greying either: its words are those the cycle reads when it scans the
+/// block itself (if it is reachable), and a card written since its last
+/// minor collection, before or after the cycle blackened the block, has
+/// another checksum and is read again, greying what it points at.
 fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
     let Some((id, i)) = rt.heap.lookup(base) else {
         return;
@@ -1159,10 +1166,22 @@ fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
         return;
     }
     let (b, len) = (page.block_addr(i), page.block_size);
-    if page.class != LARGE || page.young || !m.minor {
+    if m.grey && Page::bit(&page.mark, i) {
+        // While a major collection marks: the block goes (back) on the grey
+        // stack, so the cycle reads it whole in its slices and marks the
+        // old blocks it points at; this pause only promotes its young
+        // targets. Greying them one by one here made the pause follow the
+        // block's size (a list of a million old cells held while it grows).
+        let page = &mut rt.heap.pages[id];
+        Page::set(&mut page.mmark, i);
+        m.major.push((b, 0));
+    }
+    if page_is_plain(rt, id) {
         rt.cards.remove(&b);
         m.remembered_bytes += len;
+        m.grey_old = false;
         scan(rt, b, len, m);
+        m.grey_old = true;
         drain(rt, m);
         return;
     }
@@ -1183,11 +1202,20 @@ fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
             continue;
         }
         m.remembered_bytes += hi - lo;
+        m.grey_old = false;
         scan(rt, lo, hi - lo, m);
+        m.grey_old = true;
         drain(rt, m);
         *sum = Some(now);
     }
     rt.cards.insert(b, sums);
+}
+
+/// Whether remembered block of page `id` is read whole: a small block, or
+/// a large one handed out since the last collection.
+fn page_is_plain(rt: &Rt, id: usize) -> bool {
+    let page = &rt.heap.pages[id];
+    page.class != LARGE || page.young
 }
 
 /// Check mode: a card skipped as unchanged points at no young block (it
