@@ -61,6 +61,12 @@
 //! (incremental update): a scanned block comes to point at another only
 //! through a store the remembered set covers, and every collection scans
 //! the remembered set. See docs/runtime.md.
+//!
+//! What a minor collection reads again, however few blocks are young, is
+//! kept small two ways: the stack above the innermost stack barrier the
+//! program has not returned through is not read (`barrier`), and a large
+//! remembered block is read only in the cards whose checksum changed
+//! (`scan_remembered`).
 
 use std::time::{Duration, Instant};
 
@@ -326,7 +332,7 @@ struct Marker {
     found: Vec<usize>,
     /// Pointer blocks a root points at that were young or remembered
     /// (remembered when the collection ends; see `note_held`).
-    held: Vec<(usize, usize)>,
+    held: Vec<usize>,
     /// Bytes of young blocks marked (promoted) by a minor collection.
     promoted: usize,
     /// Bytes of remembered blocks a minor collection scanned.
@@ -441,11 +447,16 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
             Page::clear(&mut page.remembered, i);
         }
     }
-    for &(id, i) in &m.held {
+    for h in 0..m.held.len() {
+        let b = m.held[h];
+        let Some(id) = (rt.heap.map_get(b) as usize).checked_sub(1) else {
+            continue;
+        };
         let page = &mut rt.heap.pages[id];
+        let i = page.index_of(b);
         if page.in_use && !Page::bit(&page.remembered, i) && Page::bit(&page.alloc, i) {
             Page::set(&mut page.remembered, i);
-            rt.remembered.push(page.block_addr(i));
+            rt.remembered.push(b);
         }
     }
     // And those the stack words above the barriers hold, not read again.
@@ -566,11 +577,10 @@ fn mark_roots_watermarked(
         let held_from = rt.barriers.held.len();
         mark_stack(rt, lo, hi, m);
         read += hi - lo;
-        for j in from..m.held.len() {
-            let (id, i) = m.held[j];
-            let b = rt.heap.pages[id].block_addr(i);
-            rt.barriers.held.push(b);
-        }
+        // Kept with the barrier, remembered from there when this
+        // collection ends (and at every one while it is intact).
+        rt.barriers.held.extend_from_slice(&m.held[from..]);
+        m.held.truncate(from);
         let sum = if rt.mode == MemMode::Check {
             crate::barrier::checksum(lo, hi)
         } else {
@@ -854,7 +864,11 @@ fn note_held(rt: &Rt, id: usize, i: usize, m: &mut Marker) {
         page.young
     };
     if young || Page::bit(&page.remembered, i) {
-        m.held.push((id, i));
+        // Neighbouring stack words often hold the same block.
+        let b = page.block_addr(i);
+        if m.held.last() != Some(&b) {
+            m.held.push(b);
+        }
     }
 }
 
@@ -1166,20 +1180,25 @@ fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
         return;
     }
     let (b, len) = (page.block_addr(i), page.block_size);
-    if m.grey && Page::bit(&page.mark, i) {
-        // While a major collection marks: the block goes (back) on the grey
-        // stack, so the cycle reads it whole in its slices and marks the
-        // old blocks it points at; this pause only promotes its young
+    let large = page.class == LARGE;
+    let regrey = m.grey && large && Page::bit(&page.mark, i);
+    if regrey {
+        // While a major collection marks: a large block goes (back) on the
+        // grey stack, so the cycle reads it whole in its slices and marks
+        // the old blocks it points at; this pause only promotes its young
         // targets. Greying them one by one here made the pause follow the
         // block's size (a list of a million old cells held while it grows).
+        // A small block's old targets are greyed as it is read (pushing
+        // each of a million small remembered blocks again would grow the
+        // grey stack by as much at every minor collection of the cycle).
         let page = &mut rt.heap.pages[id];
         Page::set(&mut page.mmark, i);
         m.major.push((b, 0));
     }
-    if page_is_plain(rt, id) {
+    if !large || rt.heap.pages[id].young {
         rt.cards.remove(&b);
         m.remembered_bytes += len;
-        m.grey_old = false;
+        m.grey_old = !regrey;
         scan(rt, b, len, m);
         m.grey_old = true;
         drain(rt, m);
@@ -1202,20 +1221,13 @@ fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
             continue;
         }
         m.remembered_bytes += hi - lo;
-        m.grey_old = false;
+        m.grey_old = !regrey;
         scan(rt, lo, hi - lo, m);
         m.grey_old = true;
         drain(rt, m);
         *sum = Some(now);
     }
     rt.cards.insert(b, sums);
-}
-
-/// Whether remembered block of page `id` is read whole: a small block, or
-/// a large one handed out since the last collection.
-fn page_is_plain(rt: &Rt, id: usize) -> bool {
-    let page = &rt.heap.pages[id];
-    page.class != LARGE || page.young
 }
 
 /// Check mode: a card skipped as unchanged points at no young block (it
