@@ -17,11 +17,14 @@
 //! it: the frame the barrier's record belongs to has not returned, so its
 //! caller and every older frame is suspended in a call and runs no code.
 //! A suspended frame's memory is written by nothing else either: compiled
-//! code passes the address of one of its stack slots only to runtime
-//! functions (`spill` in lowering: display, `contains`, a piece source's
+//! code passes the address of one of its stack slots (`spill` in
+//! lowering) to runtime functions (display, `contains`, a piece source's
 //! cursor, a trap's key), which write it while they run, as callees of
-//! that frame; and a compiled callee writes into its caller's frame only
-//! its results (the return area), as it returns. Barriers are put only in
+//! that frame, and as a closure that lives in the frame (a lambda argument
+//! of a method), which the closure's code only reads (a lambda captures by
+//! value and cannot assign what it captured); and a compiled callee writes
+//! into its caller's frame only its results (the return area), as it
+//! returns. Barriers are put only in
 //! the records of compiled frames whose caller is compiled code: a runtime
 //! function that calls compiled code (a closure called by a list method)
 //! keeps no barrier in its callee's record, so it can write its caller's
