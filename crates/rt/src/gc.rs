@@ -1234,28 +1234,38 @@ fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
 /// would be freed). Freed blocks are quarantined in check mode, never
 /// handed out again, so every block it points at is still marked.
 fn check_card(rt: &mut Rt, lo: usize, hi: usize) {
-    let mut a = lo;
-    while a + 8 <= hi {
-        // SAFETY: `lo..hi` lies in an allocated large pointer block
-        // (`scan_remembered` looked it up); the program is stopped.
-        let w = unsafe { *(a as *const usize) };
-        a += 8;
-        if w < rt.heap.lo || w > rt.heap.hi {
-            continue;
-        }
-        let Some((id, i)) = rt.heap.lookup(w) else {
-            continue;
-        };
-        let page = &rt.heap.pages[id];
-        if !Page::bit(&page.mark, i) && !Page::bit(&page.quarantine, i) {
-            let msg = format!(
-                "sspur check: a card of a remembered block was skipped as unchanged but points at a young {}",
-                describe(rt, id, i)
-            );
-            crate::out::write_stderr_raw(format!("{msg}\n").as_bytes());
-            rt.reports.push(msg);
-        }
+    let young: Vec<(usize, usize)> = targets(rt, lo, hi)
+        .filter(|&(id, i)| {
+            let page = &rt.heap.pages[id];
+            !Page::bit(&page.mark, i) && !Page::bit(&page.quarantine, i)
+        })
+        .collect();
+    for (id, i) in young {
+        let msg = format!(
+            "sspur check: a card of a remembered block was skipped as unchanged but points at a young {}",
+            describe(rt, id, i)
+        );
+        crate::out::write_stderr_raw(format!("{msg}\n").as_bytes());
+        rt.reports.push(msg);
     }
+}
+
+/// The allocated blocks (page id, index) the words of `lo..hi`, a range of
+/// an allocated pointer block, point into (check mode).
+fn targets(rt: &Rt, lo: usize, hi: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    (lo..hi).step_by(8).filter_map(move |a| {
+        if a + 8 > hi {
+            return None;
+        }
+        // SAFETY: `lo..hi` lies in an allocated pointer block of an in-use
+        // page (the callers' contract: marked or looked-up blocks), so it
+        // is mapped; the program is stopped in the collector.
+        let w = unsafe { *(a as *const usize) };
+        if w < rt.heap.lo || w > rt.heap.hi {
+            return None;
+        }
+        rt.heap.lookup(w)
+    })
 }
 
 /// Check mode, at a major collection: an old block still reachable that
@@ -1321,26 +1331,13 @@ fn edge_report(
     wanted: impl Fn(usize, usize) -> bool,
     say: impl Fn(String, String) -> String,
 ) -> Option<String> {
+    // The callers pass marked blocks, and mark bits are set on allocated
+    // blocks alone.
     let page = &rt.heap.pages[id];
     let b = page.block_addr(i);
-    let mut a = b;
-    while a + 8 <= b + page.block_size {
-        // SAFETY: block `i` of in-use page `id` is allocated (the callers
-        // pass marked blocks, and mark bits are set on allocated blocks
-        // alone), so `b..b + block_size` is mapped; the program is stopped.
-        let w = unsafe { *(a as *const usize) };
-        a += 8;
-        if w < rt.heap.lo || w > rt.heap.hi {
-            continue;
-        }
-        let Some((tid, ti)) = rt.heap.lookup(w) else {
-            continue;
-        };
-        if !Page::bit(&rt.heap.pages[tid].quarantine, ti) && wanted(tid, ti) {
-            return Some(say(describe(rt, id, i), describe(rt, tid, ti)));
-        }
-    }
-    None
+    let (tid, ti) = targets(rt, b, b + page.block_size)
+        .find(|&(tid, ti)| !Page::bit(&rt.heap.pages[tid].quarantine, ti) && wanted(tid, ti))?;
+    Some(say(describe(rt, id, i), describe(rt, tid, ti)))
 }
 
 /// Check mode, at the end of an incremental major collection, before the

@@ -168,15 +168,11 @@ pub fn exit_report(rt: &Rt) -> String {
             ms(g.longest_slice),
             ms(g.longest_final)
         );
+        // What minor collections did not read again (two lines).
         let _ = writeln!(
             out,
-            "stack barriers: {} installed, {} bytes of stack not read again",
-            g.barriers, g.stack_skipped
-        );
-        let _ = writeln!(
-            out,
-            "remembered cards: {} bytes not read again",
-            g.cards_skipped
+            "stack barriers: {} installed, {} bytes of stack not read again\nremembered cards: {} bytes not read again",
+            g.barriers, g.stack_skipped, g.cards_skipped
         );
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;
