@@ -246,6 +246,11 @@ fn drops_name_bound_locals() {
                             }
                             dropped.push(d.local);
                         }
+                        StmtKind::Clear { local, .. } => {
+                            if !scope.contains(local) || dropped.contains(local) {
+                                errs.push(format!("clear of {} out of scope", b[*local].name));
+                            }
+                        }
                     }
                 }
                 if let Some(t) = tail {

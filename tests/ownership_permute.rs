@@ -114,6 +114,8 @@ fn stable(cx: &ownership::reason::Cx, r: DropReason) -> String {
         | DropReason::BuilderPiece(_)
         | DropReason::CellLastUse(_)
         | DropReason::TokenFreed(_)
+        | DropReason::TokenFreedOnPath(_)
+        | DropReason::Cleared(_)
         | DropReason::DeadValue(_)
         | DropReason::DeadField(_)
         | DropReason::Reused { .. }

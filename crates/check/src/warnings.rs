@@ -180,7 +180,10 @@ pub(crate) fn body_warnings(
             StmtKind::For { pat, .. } => {
                 bindings(body, *pat, &mut |l| site[ix(l)] = Some(Binding::For))
             }
-            StmtKind::Expr(_) | StmtKind::While { .. } | StmtKind::Drop(_) => {}
+            StmtKind::Expr(_)
+            | StmtKind::While { .. }
+            | StmtKind::Drop(_)
+            | StmtKind::Clear { .. } => {}
         }
     }
     for (l, local) in body.locals.iter() {
@@ -267,7 +270,7 @@ fn stmt_exprs(s: &StmtKind, out: &mut Vec<ExprId>) {
         StmtKind::Expr(e) => out.push(*e),
         StmtKind::For { iter, body, .. } => out.extend([*iter, *body]),
         StmtKind::While { cond, body } => out.extend([*cond, *body]),
-        StmtKind::Drop(_) => {}
+        StmtKind::Drop(_) | StmtKind::Clear { .. } => {}
     }
 }
 

@@ -1535,6 +1535,8 @@ impl<'p> Interp<'p> {
                 };
                 self.free(&v, d.deep, at)
             }
+            // Values are not blocks here: nothing points at a field.
+            StmtKind::Clear { .. } => Ok(()),
         }
     }
 

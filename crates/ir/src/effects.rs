@@ -257,7 +257,7 @@ impl Walk<'_> {
                             it.or_else(|| self.expr(*b))
                         }
                         StmtKind::While { .. } => Self::at(EffectKind::Diverges, e),
-                        StmtKind::Drop(_) => None,
+                        StmtKind::Drop(_) | StmtKind::Clear { .. } => None,
                     };
                     if eff.is_some() {
                         return eff;

@@ -319,7 +319,7 @@ fn breaks(body: &Body, e: ExprId) -> bool {
                         StmtKind::Expr(x) => stack.push(*x),
                         StmtKind::For { iter, body, .. } => stack.extend([*iter, *body]),
                         StmtKind::While { cond, body } => stack.extend([*cond, *body]),
-                        StmtKind::Drop(_) => {}
+                        StmtKind::Drop(_) | StmtKind::Clear { .. } => {}
                     }
                 }
                 stack.extend(*tail);

@@ -627,6 +627,17 @@ pub enum StmtKind {
     },
     /// Frees the local's block (ownership pass only).
     Drop(Drop),
+    /// Zeroes the fields of reuse token `local` that pattern `pat` (the
+    /// destructive match's, which took it apart) binds to values holding
+    /// blocks (ownership pass only): the token's block waits for its
+    /// constructor, and the arm may free or reuse those fields first. The
+    /// interpreter, whose values are not blocks, does nothing.
+    Clear {
+        local: LocalId,
+        pat: PatId,
+        /// Index into the ownership pass's decision table for this body.
+        reason: u32,
+    },
 }
 
 /// An explicit free of a local's block: a list buffer or string block, or

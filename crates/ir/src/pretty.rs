@@ -362,6 +362,17 @@ impl<'a> Printer<'a> {
                     }
                 }
             }
+            StmtKind::Clear { local, reason, .. } => {
+                let n = self.local(*local);
+                match self.why.and_then(|(f, why)| why(f, *reason)) {
+                    Some(text) => {
+                        let _ = write!(self.out, "clear {n} ({text})");
+                    }
+                    None => {
+                        let _ = write!(self.out, "clear {n} (reason {reason})");
+                    }
+                }
+            }
         }
     }
 

@@ -96,7 +96,7 @@ pub fn stmt_children(kind: &StmtKind) -> Vec<ExprId> {
         StmtKind::Expr(x) => vec![*x],
         StmtKind::For { iter, body, .. } => vec![*iter, *body],
         StmtKind::While { cond, body } => vec![*cond, *body],
-        StmtKind::Drop(_) => Vec::new(),
+        StmtKind::Drop(_) | StmtKind::Clear { .. } => Vec::new(),
     }
 }
 

@@ -25,9 +25,13 @@
 //!   bindings get its fields, fields bound to `_` are dropped deep at the
 //!   start of the arm, and the block is a reuse token: the first
 //!   constructor of the same size class on the arm's straight-line path
-//!   (not under a branch, loop or lambda) is built in it; otherwise the
-//!   token is freed at the start of the arm. An arm whose pattern is `_`
-//!   drops the whole value deep; an arm binding the whole value keeps it.
+//!   (not under a loop or lambda) is built in it; where there is none and
+//!   the arm's value is an `if` or a `match` (through block tails), the
+//!   first one on each branch's path is, at most one per path, and a
+//!   branch with none frees the token at its start (`Takers`). With no
+//!   constructor on any path the token is freed at the start of the arm.
+//!   An arm whose pattern is `_` drops the whole value deep; an arm
+//!   binding the whole value keeps it.
 //! - Parameters: a cell parameter *borrows deep* when every use of it is
 //!   a borrow; a function's result is *owned deep* when every value it
 //!   returns is. Both join today's summaries in the same greatest fixpoint.
@@ -50,12 +54,13 @@
 //!   destructive match may hand the value on whole in an arm that binds
 //!   nothing (`_ => t`): that arm leaves the block alone.
 //! - Nested patterns: a cell a nested pattern takes apart is named
-//!   (`cell @ Node(..)`, made before the analysis) and is a token too; the
-//!   match's own block, which points at it, is then freed at the start of
-//!   the arm, and only nested cells holding no other named cell are reused.
-//!   A field given to an owning version before its arm's constructor is
-//!   built (which could free or reuse it while the token's block still
-//!   points at it) makes the arm free its tokens at its start instead.
+//!   (`cell @ Node(..)`, made before the analysis) and is a token too,
+//!   given constructors after the match's own token. A token's block points
+//!   at its fields until its constructor overwrites it: when the arm may
+//!   free or reuse one of them first (a nested token, a field given to an
+//!   owning version, taken apart or returned early), the arm clears the
+//!   reused tokens' fields at its start (`StmtKind::Clear`), so no block
+//!   the program can reach points at a freed one.
 //! - Values captured by closures, stored in maps or lists, passed through
 //!   function values or to parameters that keep them are shared: the
 //!   collector's.
@@ -121,11 +126,21 @@ pub enum CellEnd {
     Matched { m: ExprId, at: u32 },
 }
 
+/// Where a reuse token goes in an arm: the constructors of its size class
+/// built in its block, at most one on each path through the arm, and the
+/// branches (an `if`'s or a nested `match`'s) at whose start it is freed,
+/// on the paths where no constructor takes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Takers {
+    pub ctors: Vec<ExprId>,
+    pub frees: Vec<ExprId>,
+}
+
 /// One arm of a destructive match.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ArmPlan {
-    /// The constructor built in the token's block.
-    pub reuse: Option<ExprId>,
+    /// The constructors built in the token's block.
+    pub reuse: Option<Takers>,
     /// The token is freed at the start of the arm (no constructor took it).
     pub free_token: bool,
     /// The whole value dies at the start of the arm (pattern `_`).
@@ -135,10 +150,14 @@ pub struct ArmPlan {
     /// Field bindings the arm never uses: they die at its start too.
     pub dead_binds: Vec<LocalId>,
     /// Cells a nested pattern takes apart (`cell @ Node(..)`): each is
-    /// reused by the constructor given or freed at the start of the arm.
-    /// With any, the match's own token is freed at the start (it points at
-    /// them).
-    pub nested: Vec<(LocalId, Option<ExprId>)>,
+    /// reused by the constructors given or freed at the start of the arm.
+    pub nested: Vec<(LocalId, Option<Takers>)>,
+    /// Tokens of the arm that a constructor reuses and whose fields are
+    /// cleared at the start of the arm (with the pattern that took each
+    /// apart): a field may be freed or reused (given to an owning call,
+    /// taken apart, a nested token) before the token's constructor
+    /// overwrites the block, which must not point at it meanwhile.
+    pub clear: Vec<(LocalId, PatId)>,
 }
 
 /// A destructive match of an owned-deep local.
@@ -835,17 +854,22 @@ impl<'a, 'd> Cells<'a, 'd> {
         // only go into that constructor or out as the arm's value, never
         // to something that could free it first (an early return, a
         // temporary, a match taking it apart).
-        let reuses: Vec<ExprId> = self
+        // An arm that clears its tokens' fields at its start has nothing
+        // pointing at the field any more.
+        let plan = self
             .match_plan(s, m)
-            .and_then(|p| p.arms.get(arm_i).cloned())
+            .and_then(|p| p.arms.get(arm_i).cloned());
+        let cleared = plan.as_ref().is_some_and(|a| !a.clear.is_empty());
+        let reuses: Vec<ExprId> = plan
             .map(|a| {
                 a.reuse
                     .into_iter()
-                    .chain(a.nested.iter().filter_map(|n| n.1))
+                    .chain(a.nested.into_iter().filter_map(|n| n.1))
+                    .flat_map(|t| t.ctors)
                     .collect()
             })
             .unwrap_or_default();
-        if !reuses.is_empty() {
+        if !reuses.is_empty() && !cleared {
             for c in &consumes {
                 if !self.flows_out_of(c.expr, arm)
                     && !reuses.iter().any(|r| self.stored_into(c.expr, *r))
@@ -1185,16 +1209,6 @@ impl<'a, 'd> Cells<'a, 'd> {
                 out.push(a);
                 continue;
             }
-            // A field given to an owning version may be freed or reused
-            // by it before the arm's constructor is built; the token's
-            // block would point at it until then: it is freed at the start
-            // of the arm instead of being reused.
-            let gives = pat_binds(body, arm.pat).into_iter().any(|y| {
-                self.d
-                    .facts
-                    .local(y)
-                    .is_some_and(|l| l.uses.iter().any(|u| self.owning_arg(u.expr).is_some()))
-            });
             let args = match &body[arm.pat].kind {
                 PatKind::Wild => {
                     a.drop_whole = true;
@@ -1213,26 +1227,34 @@ impl<'a, 'd> Cells<'a, 'd> {
             };
             self.dead_parts(args, &mut a);
             let nested = self.nested_tokens(args);
-            for (_, inner, _) in &nested {
+            for (_, inner) in &nested {
                 if let PatKind::Ctor { args, .. } | PatKind::Tuple(args) = &body[*inner].kind {
                     self.dead_parts(args, &mut a);
                 }
             }
             let mut taken = Vec::new();
-            if nested.is_empty() {
-                if !gives {
-                    a.reuse = self.reuse_candidate(arm.body, size_class(words), &taken);
+            a.reuse = self.takers(arm.body, size_class(words), &taken);
+            taken.extend(a.reuse.iter().flat_map(|t| t.ctors.iter().copied()));
+            for &(l, inner) in &nested {
+                let r = self
+                    .pat_words(inner)
+                    .and_then(|w| self.takers(arm.body, size_class(w), &taken));
+                taken.extend(r.iter().flat_map(|t| t.ctors.iter().copied()));
+                a.nested.push((l, r));
+            }
+            // A token reused by a constructor points at its fields until
+            // the constructor overwrites it: when the arm may free one of
+            // them first (a nested token, a field given to an owning call
+            // or taken apart), the reused tokens' fields are cleared at the
+            // start of the arm.
+            if !taken.is_empty() && (!nested.is_empty() || self.frees_field(arm, &taken)) {
+                if a.reuse.is_some() {
+                    a.clear.push((x, arm.pat));
                 }
-            } else {
-                for (l, inner, leaf) in nested {
-                    let r = if leaf && !gives {
-                        self.pat_words(inner)
-                            .and_then(|w| self.reuse_candidate(arm.body, size_class(w), &taken))
-                    } else {
-                        None
-                    };
-                    taken.extend(r);
-                    a.nested.push((l, r));
+                for (&(l, inner), (_, r)) in nested.iter().zip(&a.nested) {
+                    if r.is_some() {
+                        a.clear.push((l, inner));
+                    }
                 }
             }
             a.free_token = a.reuse.is_none();
@@ -1244,10 +1266,66 @@ impl<'a, 'd> Cells<'a, 'd> {
         })
     }
 
+    /// Whether a cell bound by `arm`'s pattern may be freed or reused
+    /// before the constructors `taken` are built: a use that may consume it
+    /// other than by storing it into one of them or handing it out as the
+    /// arm's value.
+    fn frees_field(&self, arm: &ir::MatchArm, taken: &[ExprId]) -> bool {
+        pat_binds(self.d.body, arm.pat).into_iter().any(|y| {
+            is_cell(&self.d.body.locals[y].ty)
+                && self.d.facts.local(y).is_some_and(|l| {
+                    l.uses.iter().any(|u| {
+                        self.consuming(u)
+                            && !self.flows_out_of(u.expr, arm.body)
+                            && !taken.iter().any(|r| self.stored_into(u.expr, *r))
+                            && !self.stored_out_of(u.expr, arm.body)
+                    })
+                })
+        })
+    }
+
+    /// The constructors of size class `class` (none of `taken`) that may
+    /// be built in a token's block when `e` is evaluated: the first one on
+    /// `e`'s straight-line path, or else, where `e`'s value is an `if` or
+    /// a `match` (through block tails), one on each branch that has one,
+    /// the others freeing the token at their start. None when no path
+    /// has one.
+    fn takers(&self, e: ExprId, class: usize, taken: &[ExprId]) -> Option<Takers> {
+        let body = self.d.body;
+        if let Some(c) = self.reuse_candidate(e, class, taken) {
+            return Some(Takers {
+                ctors: vec![c],
+                frees: Vec::new(),
+            });
+        }
+        let branches: Vec<ExprId> = match &body[e].kind {
+            ExprKind::Block { tail: Some(t), .. } => return self.takers(*t, class, taken),
+            ExprKind::If {
+                then,
+                else_: Some(el),
+                ..
+            } => vec![*then, *el],
+            ExprKind::Match { arms, .. } => arms.iter().map(|a| a.body).collect(),
+            _ => return None,
+        };
+        let mut out = Takers::default();
+        let mut any = false;
+        for b in branches {
+            match self.takers(b, class, taken) {
+                Some(t) => {
+                    any = true;
+                    out.ctors.extend(t.ctors);
+                    out.frees.extend(t.frees);
+                }
+                None => out.frees.push(b),
+            }
+        }
+        any.then_some(out)
+    }
+
     /// The cells nested patterns among `args` take apart (named by
-    /// `cell @ ..`), outermost first: (the name, its pattern, whether no
-    /// other nested pattern is inside it).
-    fn nested_tokens(&self, args: &[PatId]) -> Vec<(LocalId, PatId, bool)> {
+    /// `cell @ ..`), outermost first: (the name, its pattern).
+    fn nested_tokens(&self, args: &[PatId]) -> Vec<(LocalId, PatId)> {
         let body = self.d.body;
         let mut out = Vec::new();
         let mut stack: Vec<PatId> = args.iter().rev().copied().collect();
@@ -1258,8 +1336,7 @@ impl<'a, 'd> Cells<'a, 'd> {
                         PatKind::Ctor { args, .. } | PatKind::Tuple(args) => args.clone(),
                         _ => Vec::new(),
                     };
-                    let leaf = inner.iter().all(|q| pat_binds_at(body, *q).is_empty());
-                    out.push((*local, *pat, leaf));
+                    out.push((*local, *pat));
                     stack.extend(inner.into_iter().rev());
                 }
                 PatKind::Ctor { args, .. } | PatKind::Tuple(args) => {
@@ -1388,7 +1465,9 @@ impl<'a, 'd> Cells<'a, 'd> {
                         ir::StmtKind::Assign { value, .. } => self.spine(*value, f),
                         ir::StmtKind::Expr(x) => self.spine(*x, f),
                         ir::StmtKind::For { iter, .. } => self.spine(*iter, f),
-                        ir::StmtKind::While { .. } | ir::StmtKind::Drop(_) => {}
+                        ir::StmtKind::While { .. }
+                        | ir::StmtKind::Drop(_)
+                        | ir::StmtKind::Clear { .. } => {}
                     }
                 }
                 if let Some(t) = tail {
@@ -1496,16 +1575,13 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
                         at_end: a.reuse.is_some() || a.nested.iter().any(|n| n.1.is_some()),
                         ..Default::default()
                     };
-                    for &(l, r) in &a.nested {
-                        match r {
-                            Some(ctor) if !plan.reuses.contains_key(&ctor) => {
-                                let r = reason(why, R::Reused { local: l, by: ctor });
-                                plan.reuses.insert(ctor, (l, r));
-                            }
-                            _ => {
-                                let r = reason(why, R::TokenFreed(l));
-                                st.tokens.push((l, r));
-                            }
+                    let mut reused = Vec::new();
+                    for (l, r) in &a.nested {
+                        if take_token(plan, why, *l, r.as_ref()) {
+                            reused.push(*l);
+                        } else {
+                            let r = reason(why, R::TokenFreed(*l));
+                            st.tokens.push((*l, r));
                         }
                     }
                     for p in a.dead_fields {
@@ -1516,11 +1592,8 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
                         let r = reason(why, R::DeadField(x));
                         st.binds.push((y, r));
                     }
-                    match a.reuse {
-                        Some(ctor) if !plan.reuses.contains_key(&ctor) => {
-                            let r = reason(why, R::Reused { local: x, by: ctor });
-                            plan.reuses.insert(ctor, (x, r));
-                        }
+                    match &a.reuse {
+                        Some(t) if take_token(plan, why, x, Some(t)) => reused.push(x),
                         _ if a.drop_whole => {
                             st.token = Some((x, true, reason(why, R::DeadValue(x))));
                         }
@@ -1529,6 +1602,12 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
                         }
                         _ => {}
                     }
+                    for (l, p) in a.clear {
+                        if reused.contains(&l) {
+                            let r = reason(why, R::Cleared(l));
+                            st.clears.push((l, p, r));
+                        }
+                    }
                     starts.push(st);
                 }
                 plan.matches.insert(m, starts);
@@ -1536,6 +1615,34 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
             _ => {}
         }
     }
+}
+
+/// Gives token `tok` to its constructors, freeing it at the start of the
+/// branches no constructor of it is on. False (nothing planned) when there
+/// are none, or another token took one of them already.
+fn take_token(
+    plan: &mut crate::rewrite::Plan,
+    why: &mut Vec<crate::DropReason>,
+    tok: LocalId,
+    takers: Option<&Takers>,
+) -> bool {
+    use crate::DropReason as R;
+    let Some(t) = takers else {
+        return false;
+    };
+    if t.ctors.is_empty() || t.ctors.iter().any(|c| plan.reuses.contains_key(c)) {
+        return false;
+    }
+    for &c in &t.ctors {
+        why.push(R::Reused { local: tok, by: c });
+        plan.reuses.insert(c, (tok, (why.len() - 1) as u32));
+    }
+    for &b in &t.frees {
+        why.push(R::TokenFreedOnPath(tok));
+        let r = (why.len() - 1) as u32;
+        plan.branch_frees.entry(b).or_default().push((tok, r));
+    }
+    true
 }
 
 /// Whether an owned-deep cell `e` that nobody names can be freed whole
@@ -1575,23 +1682,13 @@ pub fn temp_read(c: &Cells, e: ExprId) -> Option<Reader> {
     (reads && allocates && !diverges && c.owned_deep(e).is_ok()).then_some(*reader)
 }
 
-/// The locals a pattern binds.
+/// The locals a pattern binds (`cell @ ..` names included).
 pub fn pat_binds(body: &ir::Body, p: PatId) -> Vec<LocalId> {
-    binds_of(body, p, true)
-}
-
-/// The `cell @ ..` names a pattern holds.
-fn pat_binds_at(body: &ir::Body, p: PatId) -> Vec<LocalId> {
-    binds_of(body, p, false)
-}
-
-/// The `cell @ ..` names in `p`, and with `plain` its other bindings.
-fn binds_of(body: &ir::Body, p: PatId, plain: bool) -> Vec<LocalId> {
     let mut out = Vec::new();
     let mut stack = vec![p];
     while let Some(p) = stack.pop() {
         match &body[p].kind {
-            PatKind::Bind(x) if plain => out.push(*x),
+            PatKind::Bind(x) => out.push(*x),
             PatKind::At { local, pat } => {
                 out.push(*local);
                 stack.push(*pat);

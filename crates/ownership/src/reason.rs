@@ -173,6 +173,12 @@ pub enum DropReason {
     /// A destructive match took the cell apart and no constructor of its
     /// size class in the arm takes its block.
     TokenFreed(LocalId),
+    /// A destructive match took the cell apart; constructors on other
+    /// paths through the arm take its block, none on this one.
+    TokenFreedOnPath(LocalId),
+    /// Not a free: the reused cell's fields are cleared, since the arm may
+    /// free or reuse them before its constructor overwrites the block.
+    Cleared(LocalId),
     /// The arm's pattern is `_`: the owned-deep value dies whole.
     DeadValue(LocalId),
     /// A field of the owned-deep cell given, bound to `_` or never used.
@@ -525,6 +531,14 @@ impl Cx<'_> {
             ),
             DropReason::TokenFreed(l) => format!(
                 "{} taken apart by the match; no constructor of its size in this arm",
+                self.local(f, l)
+            ),
+            DropReason::TokenFreedOnPath(l) => format!(
+                "{} taken apart by the match; no constructor of its size on this path",
+                self.local(f, l)
+            ),
+            DropReason::Cleared(l) => format!(
+                "{} is reused later in the arm; its fields may be freed first",
                 self.local(f, l)
             ),
             DropReason::DeadValue(l) => {

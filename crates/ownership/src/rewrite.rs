@@ -34,6 +34,10 @@ pub struct Plan {
     pub matches: HashMap<ExprId, Vec<ArmStart>>,
     /// Constructors built in a reuse token's block: (token, reason).
     pub reuses: HashMap<ExprId, (LocalId, u32)>,
+    /// Branches (of an `if` or `match` in a destructive match's arm) at
+    /// whose start reuse tokens are freed: the paths through them build
+    /// none of the tokens' constructors.
+    pub branch_frees: HashMap<ExprId, Vec<(LocalId, u32)>>,
     /// Per (destructive match, arm): fields it moved out that are dropped
     /// deep once the arm's value is made.
     pub arm_ends: HashMap<(ExprId, usize), Vec<(LocalId, u32)>>,
@@ -57,6 +61,9 @@ pub struct ArmStart {
     pub tokens: Vec<(LocalId, u32)>,
     pub fields: Vec<(PatId, u32)>,
     pub binds: Vec<(LocalId, u32)>,
+    /// Reused tokens whose fields are cleared first (`StmtKind::Clear`),
+    /// with the pattern that took each apart.
+    pub clears: Vec<(LocalId, PatId, u32)>,
     /// Drop the dead fields and binds when the arm's value is made, not at
     /// its start (the arm reuses the token's block, which points at them).
     pub at_end: bool,
@@ -151,6 +158,33 @@ impl Rw<'_> {
     }
 
     fn expr(&mut self, e: ExprId) -> ExprId {
+        let r = self.expr_here(e);
+        let Some(frees) = self.plan.branch_frees.get(&e) else {
+            return r;
+        };
+        let span = self.span(e);
+        let mut stmts: Vec<StmtId> = frees
+            .iter()
+            .map(|&(l, reason)| self.drop_stmt(l, false, reason, span))
+            .collect();
+        if let ExprKind::Block { stmts: inner, .. } = &mut self.body.exprs[r].kind {
+            stmts.append(inner);
+            *inner = stmts;
+            return r;
+        }
+        let ty = self.body[e].ty.clone();
+        self.new_expr(
+            ExprKind::Block {
+                stmts,
+                tail: Some(r),
+            },
+            ty,
+            span,
+        )
+    }
+
+    /// [`Rw::expr`] without the token frees at the start of a branch.
+    fn expr_here(&mut self, e: ExprId) -> ExprId {
         if matches!(self.body[e].kind, ExprKind::Block { .. }) {
             self.block(e);
             return e;
@@ -347,6 +381,16 @@ impl Rw<'_> {
         let span = self.span(arm_body);
         let mut stmts = Vec::new();
         let mut after = Vec::new();
+        for &(l, pat, reason) in &st.clears {
+            stmts.push(self.new_stmt(
+                StmtKind::Clear {
+                    local: l,
+                    pat,
+                    reason,
+                },
+                span,
+            ));
+        }
         for &(p, reason) in &st.fields {
             let ty = self.body[p].ty.clone();
             let deep = crate::cells::field_drop(&ty).unwrap_or(false);
@@ -382,6 +426,11 @@ impl Rw<'_> {
             if stmts.is_empty() {
                 return arm_body;
             }
+            if let ExprKind::Block { stmts: inner, .. } = &mut self.body.exprs[arm_body].kind {
+                stmts.append(inner);
+                *inner = stmts;
+                return arm_body;
+            }
             return self.new_expr(
                 ExprKind::Block {
                     stmts,
@@ -409,7 +458,7 @@ impl Rw<'_> {
                     StmtKind::While { cond, body } => {
                         self.contains_assign(*cond) || self.contains_assign(*body)
                     }
-                    StmtKind::Drop(_) => false,
+                    StmtKind::Drop(_) | StmtKind::Clear { .. } => false,
                 }) || tail.is_some_and(|t| self.contains_assign(t))
             }
             ExprKind::Lambda { .. } => false,
@@ -604,7 +653,7 @@ impl Rw<'_> {
                 };
                 out.push(s);
             }
-            StmtKind::Drop(_) => out.push(s),
+            StmtKind::Drop(_) | StmtKind::Clear { .. } => out.push(s),
         }
     }
 }

@@ -471,7 +471,7 @@ impl Walker<'_> {
                 self.top_at(*wbody, Ctx::Read(Reader::Loop), sat);
                 self.loop_depth -= 1;
             }
-            StmtKind::Drop(_) => {}
+            StmtKind::Drop(_) | StmtKind::Clear { .. } => {}
         }
     }
 

@@ -106,6 +106,12 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     }
                 }
             }
+            StmtKind::Clear { local, pat, .. } => {
+                if self.sh.drops {
+                    let v = self.use_local(*local);
+                    self.clear_fields(v[0], *pat);
+                }
+            }
         }
         Some(())
     }
@@ -304,6 +310,35 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     let fv = self.load_words(v[0], 1 + offs[i], words(fty));
                     self.test_pat(*sub, &fv, fail);
                 }
+            }
+        }
+    }
+
+    /// Zeroes the words of the fields of the block at `p` that pattern
+    /// `pat` (a constructor or tuple pattern) binds to values holding
+    /// blocks: the reuse token a destructive match took apart no longer
+    /// points at them (`StmtKind::Clear`).
+    fn clear_fields(&mut self, p: Value, pat: PatId) {
+        let (first, tys, args): (usize, Vec<Ty>, Vec<PatId>) = match &self.body[pat].kind {
+            PatKind::Ctor { ctor, args } => {
+                let (_, ftys) = self.ctor_shape(*ctor, &self.body[pat].ty);
+                (1, ftys, args.clone())
+            }
+            PatKind::Tuple(ps) => (
+                0,
+                ps.iter().map(|q| self.body[*q].ty.clone()).collect(),
+                ps.clone(),
+            ),
+            _ => return,
+        };
+        let (offs, _) = offsets(tys.iter());
+        let zero = self.iconst(0);
+        for (i, sub) in args.iter().enumerate() {
+            let Some(fty) = tys.get(i) else { break };
+            let binds = matches!(self.body[*sub].kind, PatKind::Bind(_) | PatKind::At { .. });
+            if binds && !matches!(fty, Ty::Int | Ty::F64 | Ty::Bool | Ty::Unit | Ty::Never) {
+                let zeros = vec![zero; words(fty)];
+                self.store_words(p, first + offs[i], &zeros);
             }
         }
     }
