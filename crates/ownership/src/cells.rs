@@ -177,6 +177,18 @@ pub fn is_cell(ty: &Ty) -> bool {
     matches!(ty, Ty::Adt(_) | Ty::Tuple(_) | Ty::Option(_))
 }
 
+/// A sum type whose constructors all take no fields (`Red | Black`): its
+/// values are static data, never a block, so there is nothing to drop.
+pub fn never_block(items: &ItemTree, ty: &Ty) -> bool {
+    match ty {
+        Ty::Adt(t) => match &items.types[*t].kind {
+            TypeDefKind::Sum { variants } => variants.iter().all(|v| v.fields.is_empty()),
+            TypeDefKind::Record { .. } => false,
+        },
+        _ => false,
+    }
+}
+
 /// Whether the runtime can free a value of `ty` through the type table:
 /// scalars, strings, lists and cells of those (no map, closure, builder).
 pub fn deep_type(items: &ItemTree, ty: &Ty) -> bool {
@@ -1375,7 +1387,7 @@ impl<'a, 'd> Cells<'a, 'd> {
     fn dead_parts(&self, args: &[PatId], a: &mut ArmPlan) {
         let body = self.d.body;
         for p in args {
-            if field_drop(&body[*p].ty).is_none() {
+            if field_drop(&body[*p].ty).is_none() || never_block(self.items, &body[*p].ty) {
                 continue;
             }
             match &body[*p].kind {
@@ -1524,7 +1536,7 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
         }
     }
     for x in locals {
-        if !is_cell(&body.locals[x].ty) {
+        if !is_cell(&body.locals[x].ty) || never_block(c.items, &body.locals[x].ty) {
             continue;
         }
         let Some(lf) = c.d.facts.local(x) else {

@@ -27,7 +27,7 @@
 //! next collection as a reachable freed block.
 
 use crate::config::MemMode;
-use crate::heap::{Heap, Page, POINTER};
+use crate::heap::{class_of, index_in_class, Heap, Page, CLASS_SIZES, POINTER};
 use crate::helpers::types;
 use crate::state::{rt, Rt};
 
@@ -122,6 +122,11 @@ pub fn pointer_stored_into_existing_block(rt: &mut Rt, block: usize) {
 /// kind `kind`, counting it as freed at last use. Pointers outside the
 /// heap (static literals, nullary constructors, `None`) are ignored.
 pub(crate) fn free_kind(rt: &mut Rt, ptr: usize, kind: BlockKind, site: u32) {
+    if rt.mode == MemMode::Default && !rt.counting {
+        // Nothing to check or count: a compiled drop frees a block it owns.
+        rt.heap.free_owned(ptr);
+        return;
+    }
     if rt.mode == MemMode::Gc {
         return;
     }
@@ -223,7 +228,7 @@ unsafe fn children_of(plans: &Plans, shape: Shape, a: u64) -> &[Child] {
 
 /// The deep free of the plain default mode: each block's fields are read,
 /// then the block goes straight onto its size class's free list
-/// (`Heap::free`), with no checks or counting to do.
+/// (`Heap::free_owned`), with no checks or counting to do.
 ///
 /// # Safety
 /// As [`sspur_free_deep`]'s.
@@ -268,7 +273,7 @@ unsafe fn free_deep_fast(
                 continue;
             }
         }
-        heap.free_fast(a as usize);
+        heap.free_owned(a as usize);
     }
 }
 
@@ -314,7 +319,7 @@ unsafe fn free_tree(
                 pending.push(v);
             }
         }
-        heap.free_fast(p as usize);
+        heap.free_owned(p as usize);
     }
     *stack = pending;
 }
@@ -435,7 +440,40 @@ pub unsafe extern "C" fn sspur_free_cell(p: u64, kind: u64, site: u32) {
 pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32) -> u64 {
     let rt = rt();
     let bytes = bytes as usize;
-    let Some((id, i)) = rt.heap.lookup(token as usize) else {
+    if rt.mode == MemMode::Default && !rt.counting && bytes <= 128 {
+        // The plain default mode trusts the compiler: the token is a block
+        // it owns, of the size class of `bytes` (the ownership pass matches
+        // classes, and every cell block is allocated at its exact size), so
+        // only the page map and the mark bit the barrier tests are read.
+        let t = token as usize;
+        let id = rt.heap.map_get(t) as usize;
+        if id != 0 {
+            let class = class_of(bytes);
+            let i = index_in_class(t, class);
+            let page = &rt.heap.pages[id - 1];
+            debug_assert!(page.block_size == CLASS_SIZES[class] && page.block_addr(i) == t);
+            let size = CLASS_SIZES[class];
+            if size > bytes {
+                // SAFETY: the token is a block of `size` bytes the caller
+                // owns (the contract and the class); `bytes..size` is in it.
+                unsafe { std::ptr::write_bytes((t + bytes) as *mut u8, 0, size - bytes) };
+            }
+            // Only an old (marked) block needs the barrier.
+            if Page::bit(&page.mark, i) {
+                pointer_stored_into_existing_block(rt, t);
+            }
+            return token;
+        }
+    }
+    // Otherwise the alloc bit is not tested in the plain default mode
+    // either (the compiler owns the token).
+    let found = if rt.mode == MemMode::Default && !rt.counting {
+        let t = token as usize;
+        rt.heap.lookup_owned(t).or_else(|| rt.heap.lookup(t))
+    } else {
+        rt.heap.lookup(token as usize)
+    };
+    let Some((id, i)) = found else {
         return crate::helpers::sspur_alloc_block(bytes as u64, 1, site);
     };
     let page = &rt.heap.pages[id];
@@ -462,7 +500,11 @@ pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32)
         if rt.counting {
             rt.note_alloc(id, i, site);
         }
-        pointer_stored_into_existing_block(rt, base);
+        // Only an old (marked) block needs the barrier, which would look
+        // the block up again: the bit is tested here first.
+        if Page::bit(&rt.heap.pages[id].mark, i) {
+            pointer_stored_into_existing_block(rt, base);
+        }
         return base as u64;
     }
     // Check mode quarantines the token; a token that does not fit is freed.

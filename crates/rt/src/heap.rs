@@ -62,6 +62,25 @@ const fn class_sizes() -> [usize; NUM_CLASSES] {
     out
 }
 
+/// Each small class's `Page::recip`: ceil(2^32 / its block size).
+const CLASS_RECIPS: [u64; NUM_CLASSES] = {
+    let mut out = [0; NUM_CLASSES];
+    let mut c = 0;
+    while c < NUM_CLASSES {
+        out[c] = (1u64 << 32).div_ceil(CLASS_SIZES[c] as u64);
+        c += 1;
+    }
+    out
+};
+
+/// The index of the block at `addr` in its small page of class `class`
+/// (pages are aligned to `PAGE_SIZE`): what `Page::index_of` gives, without
+/// reading the page.
+#[inline(always)]
+pub fn index_in_class(addr: usize, class: usize) -> usize {
+    (((addr & (PAGE_SIZE - 1)) as u64 * CLASS_RECIPS[class % NUM_CLASSES]) >> 32) as usize
+}
+
 /// The smallest class whose blocks hold `size` bytes (`size <= MAX_SMALL`).
 #[inline(always)]
 pub const fn class_of(size: usize) -> usize {
@@ -94,6 +113,12 @@ pub const fn block_size_for(size: usize) -> Option<usize> {
 
 /// Per-page metadata. Lives in ordinary Rust memory: it is never reachable
 /// from the program, only from the page map.
+///
+/// Laid out in order, aligned to a cache line: the fields every lookup
+/// and free reads (base to `in_partial`) share the first line, so finding
+/// a block costs that line and the bitmap word it tests (the default
+/// layout put the byte-sized fields at the end, 2.6 KB away).
+#[repr(C, align(64))]
 pub struct Page {
     pub base: usize,
     /// Bytes of each block (a large block's whole mapping).
@@ -107,6 +132,11 @@ pub struct Page {
     pub in_use: bool,
     /// A freed large block parked in the cache.
     pub cached: bool,
+    /// On `Heap::young_pages`: may hold blocks handed out since the last
+    /// collection.
+    pub young: bool,
+    /// On its class's `Heap::partial` list, not yet carved.
+    pub in_partial: bool,
     pub alloc: [u64; BITMAP_WORDS],
     pub mark: [u64; BITMAP_WORDS],
     /// Check mode: freed, filled with 0xA5, never reused.
@@ -118,11 +148,6 @@ pub struct Page {
     /// them and on blocks its minor collections promote. Meaningless
     /// outside a cycle.
     pub mmark: [u64; BITMAP_WORDS],
-    /// On `Heap::young_pages`: may hold blocks handed out since the last
-    /// collection.
-    pub young: bool,
-    /// On its class's `Heap::partial` list, not yet carved.
-    pub in_partial: bool,
     /// Allocation site per block, when sites are tracked.
     pub sites: Vec<u32>,
     /// Birth stamp per block (the lifetime histogram), valid where the
@@ -438,23 +463,30 @@ impl<T: Tier> Heap<T> {
         }
     }
 
-    /// [`Heap::free`] with the shortest path for an allocated small block
-    /// (the deep free's case: every cell of a dying tree); bump-range,
-    /// large and unknown blocks take the general path.
+    /// The block holding `addr`, which the caller knows is allocated (a
+    /// compiled drop or reuse of a block it owns): (page id, block index),
+    /// without testing the alloc bit or the bump range. None outside the
+    /// heap (static data) and for large blocks.
     #[inline(always)]
-    pub fn free_fast(&mut self, addr: usize) {
+    pub fn lookup_owned(&self, addr: usize) -> Option<(usize, usize)> {
         let id = self.map_get(addr) as usize;
         if id == 0 {
-            return;
+            return None;
         }
         let page = &self.pages[id - 1];
-        if page.class != LARGE {
-            let i = page.index_of(addr);
-            if i < page.nblocks && Page::bit(&page.alloc, i) {
-                return self.free_block(id - 1, i);
-            }
+        let i = page.index_of(addr);
+        (page.class != LARGE && i < page.nblocks).then_some((id - 1, i))
+    }
+
+    /// Frees the block holding `addr`, which the caller owns and knows is
+    /// allocated (a compiled drop): [`Heap::free`] without the alloc-bit
+    /// test for a small block. Static data is ignored.
+    #[inline(always)]
+    pub fn free_owned(&mut self, addr: usize) {
+        match self.lookup_owned(addr) {
+            Some((id, i)) => self.free_block(id, i),
+            None => self.free(addr),
         }
-        self.free(addr)
     }
 
     #[inline(always)]
