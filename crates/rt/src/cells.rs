@@ -22,6 +22,10 @@
 //! the counted and checked modes take every block through the checks and
 //! statistics.
 //!
+//! To the collector a reuse is a free and an allocation of the same block:
+//! it becomes young (`Heap::renew`), as a block handed out again from a
+//! free list does, so it needs no barrier.
+//!
 //! Check mode quarantines a reuse token like any freed block and builds the
 //! constructor in a fresh block: an unsound reuse then shows up at the
 //! next collection as a reachable freed block.
@@ -107,15 +111,6 @@ impl CellState {
             plans: Plans::new(),
         }
     }
-}
-
-/// The hook for "a pointer was stored into a block that already existed":
-/// a constructor built in a reused block writes its fields, which may point
-/// at younger blocks, into an old block, so the generational collector's
-/// barrier records it.
-#[inline(always)]
-pub fn pointer_stored_into_existing_block(rt: &mut Rt, block: usize) {
-    crate::gc::remember(rt, block);
 }
 
 /// Frees the heap block at `ptr` (a whole value, not a view) as one of
@@ -431,7 +426,10 @@ pub unsafe extern "C" fn sspur_free_cell(p: u64, kind: u64, site: u32) {
 ///
 /// A reused block keeps its size; the words past `bytes` are zeroed so no
 /// stale pointer keeps garbage alive, and the constructor overwrites the
-/// rest.
+/// rest. To the collector a reuse is a free and an allocation of the same
+/// block (`Heap::renew`): the block is young again, so it needs no
+/// barrier (nothing old points at it: its owner just took it apart), and
+/// the old generation no longer counts it.
 ///
 /// # Safety
 /// The caller owns the token's block (its value just died, its fields
@@ -444,7 +442,7 @@ pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32)
         // The plain default mode trusts the compiler: the token is a block
         // it owns, of the size class of `bytes` (the ownership pass matches
         // classes, and every cell block is allocated at its exact size), so
-        // only the page map and the mark bit the barrier tests are read.
+        // its index comes from the class, not from its page's fields.
         let t = token as usize;
         let id = rt.heap.map_get(t) as usize;
         if id != 0 {
@@ -458,10 +456,7 @@ pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32)
                 // owns (the contract and the class); `bytes..size` is in it.
                 unsafe { std::ptr::write_bytes((t + bytes) as *mut u8, 0, size - bytes) };
             }
-            // Only an old (marked) block needs the barrier.
-            if Page::bit(&page.mark, i) {
-                pointer_stored_into_existing_block(rt, t);
-            }
+            rt.heap.renew(id - 1, i);
             return token;
         }
     }
@@ -500,11 +495,7 @@ pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32)
         if rt.counting {
             rt.note_alloc(id, i, site);
         }
-        // Only an old (marked) block needs the barrier, which would look
-        // the block up again: the bit is tested here first.
-        if Page::bit(&rt.heap.pages[id].mark, i) {
-            pointer_stored_into_existing_block(rt, base);
-        }
+        rt.heap.renew(id, i);
         return base as u64;
     }
     // Check mode quarantines the token; a token that does not fit is freed.

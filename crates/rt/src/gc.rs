@@ -19,8 +19,9 @@
 //! - [`remember`], the write barrier, called by every runtime path that
 //!   stores a pointer into a block it reached through the heap rather than
 //!   holding it across the last collection point (map put and its table
-//!   growth, list push or concat in place, builder growth, in-place reuse,
-//!   compiled `set` in place);
+//!   growth, list push or concat in place, builder growth, compiled `set`
+//!   in place; a block reused in place is made young instead, as a freed
+//!   and reallocated one is);
 //! - each collection remembers the pointer blocks a root points at when it
 //!   ends that were young when it started or were in the remembered set:
 //!   code that holds a block across a collection (a `map` loop filling its

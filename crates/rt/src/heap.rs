@@ -921,15 +921,8 @@ impl<T: Tier> Heap<T> {
             return self.free_large(id);
         }
         let base = page.block_addr(i);
-        if Page::bit(&page.mark, i) {
-            // Handed out again, the block is young.
-            Page::clear(&mut page.mark, i);
-            self.old_bytes = self.old_bytes.saturating_sub(page.block_size);
-        }
-        if !page.young {
-            page.young = true;
-            self.young_pages.push(id as u32);
-        }
+        self.renew(id, i);
+        let page = &mut self.pages[id];
         if page.kind as usize == POINTER {
             // SAFETY: callers pass (id, i) from `lookup`, so page `id` is in
             // use and block `i` is allocated: `block_size` bytes from `base`
@@ -947,6 +940,23 @@ impl<T: Tier> Heap<T> {
         self.tier.free(&mut cs.frees);
         if T::BIRTHS {
             note_death(page, i, &mut self.tier);
+        }
+    }
+
+    /// Small block `i` of page `id` is to be handed out again, by the free
+    /// list or in place (a constructor reusing it): it is young, as every
+    /// block handed out is. Its mark (old) bit is cleared, its bytes leave
+    /// the old generation, and its page may hold young blocks.
+    #[inline(always)]
+    pub fn renew(&mut self, id: usize, i: usize) {
+        let page = &mut self.pages[id];
+        if Page::bit(&page.mark, i) {
+            Page::clear(&mut page.mark, i);
+            self.old_bytes = self.old_bytes.saturating_sub(page.block_size);
+        }
+        if !page.young {
+            page.young = true;
+            self.young_pages.push(id as u32);
         }
     }
 

@@ -69,7 +69,7 @@ pub unsafe fn free_temp(ptr: *mut u8) {
 /// block, unless the storing code allocated that block itself and has held
 /// it in a local ever since (each collection remembers the blocks the
 /// roots point at): map put and its table growth, list push or concat in
-/// place, builder growth, a block reused in place. A block reached through
+/// place, builder growth. A block reached through
 /// the heap needs it even when nothing is allocated between the load and
 /// the store. Call it after the store, or before it with no allocation in
 /// between. `ptr`

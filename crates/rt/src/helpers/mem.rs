@@ -25,7 +25,9 @@ pub(crate) fn element_site(site: u32) -> u32 {
 /// A heap block of `bytes` (`ptrs`: a zeroed pointer block); traps
 /// `out of memory` at the site's location when the allocation fails.
 pub(crate) fn alloc(bytes: usize, ptrs: bool, site: u32) -> *mut u8 {
-    let p = crate::abi::sspur_alloc(bytes, ptrs as u32, site);
+    // `sspur_alloc`'s body, called directly: the exported symbol is
+    // reached through the GOT from inside the static library.
+    let p = crate::state::rt().alloc(bytes, ptrs as usize, site);
     if p.is_null() {
         out_of_memory_at_site(site);
     }
