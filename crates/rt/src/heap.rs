@@ -28,6 +28,10 @@ pub const MAX_SMALL: usize = 32 << 10;
 pub const NUM_CLASSES: usize = 40;
 /// Data bytes a freed large block may keep mapped for reuse.
 pub const LARGE_CACHE_LIMIT: usize = 64 << 20;
+/// Address space a large block reserves past its end (at least), so that
+/// it can grow in place: never touched until the block grows into it, it
+/// costs no memory.
+const LARGE_HEADROOM: usize = 8 << 20;
 /// Most bytes of empty pages kept resident for reuse (`retained_pages`).
 const RETAIN_LIMIT: usize = 16 << 20;
 /// Pages reserved from the OS at a time.
@@ -155,6 +159,9 @@ pub struct Page {
     /// bitmap is what a free tests, so the stamps stay out of the cache.
     pub births: Vec<u64>,
     pub sampled: Vec<u64>,
+    /// A large block's mapping (at least `block_size`: the block grows in
+    /// place up to it); 0 for a small page.
+    pub reserved: usize,
 }
 
 impl Page {
@@ -670,43 +677,122 @@ impl<T: Tier> Heap<T> {
             return ptr::null_mut();
         };
         if kind == DATA {
-            if let Some(pos) = self
-                .large_cache
-                .iter()
-                .position(|&id| self.pages[id as usize].block_size == bytes)
-            {
+            if let Some(pos) = self.cache_fit(bytes) {
                 // Reuse of a block freed at its last use (the sweep never
                 // caches): like free-list reuse, it does not grow the heap
-                // and does not count against the young budget.
+                // and does not count against the young budget, except for
+                // the pages it grows by.
                 let id = self.large_cache.swap_remove(pos) as usize;
-                self.cache_bytes -= bytes;
-                let page = &mut self.pages[id];
-                page.cached = false;
-                Page::set(&mut page.alloc, 0);
-                let base = page.base;
-                self.tier.slow(NUM_CLASSES);
-                self.note_young(id);
-                return base as *mut u8;
+                self.cache_bytes -= self.pages[id].block_size;
+                if self.pages[id].block_size < bytes && !self.extend_large(id, bytes) {
+                    self.cache_bytes += self.pages[id].block_size;
+                    self.large_cache.push(id as u32);
+                } else {
+                    let page = &mut self.pages[id];
+                    page.cached = false;
+                    Page::set(&mut page.alloc, 0);
+                    let base = page.base;
+                    self.tier.slow(NUM_CLASSES);
+                    self.note_young(id);
+                    return base as *mut u8;
+                }
             }
         }
         self.release_cache();
         if self.over_limit(bytes) || self.wants_gc(bytes) {
             return ptr::null_mut();
         }
-        let Some(base) = os_map_aligned(bytes) else {
+        // The mapping reserves room to grow in place (`grow_large`).
+        let reserve = bytes
+            .checked_mul(4)
+            .map(|r| r.max(bytes + LARGE_HEADROOM))
+            .and_then(|r| os_map_aligned(r).map(|b| (b, r)))
+            .or_else(|| os_map_aligned(bytes).map(|b| (b, bytes)));
+        let Some((base, reserved)) = reserve else {
             return ptr::null_mut();
         };
         match self.new_page(base, bytes, 1, LARGE, kind as u8, bytes / PAGE_SIZE) {
             Some(id) => {
+                self.pages[id].reserved = reserved;
                 Page::set(&mut self.pages[id].alloc, 0);
                 self.tier.slow(NUM_CLASSES);
                 base as *mut u8
             }
             None => {
-                os_unmap(base, bytes);
+                os_unmap(base, reserved);
                 ptr::null_mut()
             }
         }
+    }
+
+    /// The cached block to serve a `bytes`-byte request: the smallest one
+    /// at least that large (its pages are already in memory), else the
+    /// largest one whose mapping can grow to it.
+    fn cache_fit(&self, bytes: usize) -> Option<usize> {
+        let size = |pos: usize| self.pages[self.large_cache[pos] as usize].block_size;
+        let fits = (0..self.large_cache.len()).filter(|&pos| size(pos) >= bytes);
+        fits.min_by_key(|&pos| size(pos)).or_else(|| {
+            (0..self.large_cache.len())
+                .filter(|&pos| self.pages[self.large_cache[pos] as usize].reserved >= bytes)
+                .max_by_key(|&pos| size(pos))
+        })
+    }
+
+    /// Grows the allocated large block holding `addr` in place to at least
+    /// `size` bytes, within its mapping: returns its new usable size, or
+    /// None (not a large block, no room in its mapping, or past the heap
+    /// limit or the young budget: the caller then allocates, which
+    /// collects when it must). A block never shrinks (the cache hands a
+    /// larger block out whole), so the pages it grows into were never
+    /// touched: zero.
+    pub fn grow_large(&mut self, addr: usize, size: usize) -> Option<usize> {
+        let (id, _) = self.lookup(addr)?;
+        if self.pages[id].class != LARGE {
+            return None;
+        }
+        let bytes = size.checked_add(PAGE_SIZE - 1)? & !(PAGE_SIZE - 1);
+        if bytes > self.pages[id].block_size && !self.extend_large(id, bytes) {
+            return None;
+        }
+        Some(self.pages[id].block_size)
+    }
+
+    /// Extends large block `id` to `bytes` (a multiple of PAGE_SIZE above
+    /// its size) within its mapping: maps the new pages to it and counts
+    /// them committed and young. False when its mapping is too small, the
+    /// new pages would pass the heap limit or the young budget (the caller
+    /// then takes the path that maps a new block, which traps or collects),
+    /// or the page map cannot take the pages.
+    fn extend_large(&mut self, id: usize, bytes: usize) -> bool {
+        let (base, old) = (self.pages[id].base, self.pages[id].block_size);
+        let extra = bytes - old;
+        let past_limit = self.committed.saturating_add(extra) > self.max_heap;
+        if bytes > self.pages[id].reserved
+            || past_limit
+            || (self.gc_ready && self.young_bytes + extra > self.trigger)
+        {
+            return false;
+        }
+        for p in (old..bytes).step_by(PAGE_SIZE) {
+            if !self.map_set(base + p, id as u32 + 1) {
+                for q in (old..p).step_by(PAGE_SIZE) {
+                    self.map_set(base + q, 0);
+                }
+                return false;
+            }
+        }
+        let page = &mut self.pages[id];
+        page.block_size = bytes;
+        page.recip = (1u64 << 32).div_ceil(bytes.min(1 << 32) as u64);
+        if Page::bit(&page.mark, 0) {
+            self.old_bytes += extra;
+        }
+        self.young_bytes += extra;
+        self.hi = self.hi.max(base + bytes);
+        self.committed += extra;
+        self.peak = self.peak.max(self.committed);
+        self.tier.committed(extra / PAGE_SIZE);
+        true
     }
 
     /// The limit: whether growing by `need` bytes passes `max_heap`. Checked
@@ -783,6 +869,7 @@ impl<T: Tier> Heap<T> {
             } else {
                 Vec::new()
             },
+            reserved: 0,
         };
         let id = match self.free_ids.pop() {
             Some(id) => {
@@ -905,7 +992,7 @@ impl<T: Tier> Heap<T> {
     }
 
     pub fn release_large(&mut self, id: usize) {
-        let (base, span) = (self.pages[id].base, self.pages[id].span());
+        let (base, span) = (self.pages[id].base, self.pages[id].reserved);
         self.unmap_descriptor(id);
         os_unmap(base, span);
     }

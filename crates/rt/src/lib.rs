@@ -48,6 +48,20 @@ pub fn block_of(ptr: *const u8) -> Option<(*mut u8, usize)> {
         .map(|(b, n)| (b as *mut u8, n))
 }
 
+/// Grows the allocated large block holding `ptr` in place to at least
+/// `size` bytes, within the address space its mapping reserved: its new
+/// usable size, or None (a small block, no room, or a collection due: the
+/// caller allocates and copies). Only in the default memory mode and while
+/// allocations are not counted, so check mode and the statistics see every
+/// growth as a fresh block. The bytes the block grows by are zero.
+pub fn grow_in_place(ptr: *const u8, size: usize) -> Option<usize> {
+    let rt = rt();
+    if rt.mode != MemMode::Default || rt.counting {
+        return None;
+    }
+    rt.heap.grow_large(ptr as usize, size)
+}
+
 /// Allocates one of the runtime's own temporaries (sort buffers, a string
 /// builder's buffer...). `kind` is [`DATA`] or [`POINTER`]. Null on failure
 /// (the caller traps with `out of memory`).

@@ -2,7 +2,8 @@
 //! value `(ptr, len)` points at an element of the buffer (views point into
 //! the middle). Growth follows the rule in crates/ir: `push`/`concat`
 //! write in place when the receiver ends at the buffer's in-use end and the
-//! capacity suffices, else copy into a new buffer of capacity
+//! capacity suffices, else grow a large buffer in place within its mapping
+//! (`Heap::grow_large`), else copy into a new buffer of capacity
 //! `max(4, 2 * new_len)`. Lists built any other way have `cap == len`, and
 //! an empty list is `(0, 0)`, never a block.
 
@@ -10,6 +11,7 @@ use super::types::{self, with_table, TyDesc};
 use super::{mem, Pair};
 
 const HEADER: usize = 16;
+const MAX_SMALL: usize = crate::heap::MAX_SMALL;
 
 /// A fresh buffer with `cap == used == len`; returns the element pointer
 /// (null for an empty list).
@@ -150,7 +152,9 @@ pub unsafe extern "C" fn sspur_list_grow(
     // are never static data), so `header(p)` is the buffer's block start and
     // its two header words are readable; the in-place path writes `used`
     // only when the list ends at the buffer's in-use end and `cap` holds the
-    // extra elements, so the caller's writes stay inside the block. Else `q`
+    // extra elements, so the caller's writes stay inside the block; the
+    // same holds when the heap grew the large block in place to `size`
+    // bytes (`cap` is what fits in them). Else `q`
     // is a fresh buffer (non-null: `new_len > 0`) of `cap >= new_len`
     // elements, disjoint from the old one, and the copy of `len * esize`
     // bytes reads only the live list.
@@ -171,6 +175,27 @@ pub unsafe extern "C" fn sspur_list_grow(
             }
         }
         let cap = (2 * new_len).max(4);
+        if len > 0 {
+            // A large buffer the list ends at the in-use end of grows in
+            // place into its mapping, as the in-place path above: the
+            // address stays, so every list sharing the buffer stays valid.
+            let h = header(p);
+            let used = h.add(1).read();
+            let start = h as u64 + HEADER as u64;
+            let want = (cap as usize)
+                .checked_mul(esize as usize)
+                .and_then(|b| b.checked_add(HEADER));
+            if p + len * esize == start + used * esize && want.is_some_and(|w| w > MAX_SMALL) {
+                if let Some(size) = want.and_then(|w| crate::grow_in_place(h as *const u8, w)) {
+                    h.write(((size - HEADER) as u64) / esize);
+                    h.add(1).write(used + extra);
+                    if ptrs != 0 {
+                        crate::remember(h as *const u8);
+                    }
+                    return p;
+                }
+            }
+        }
         let q = alloc_cap(cap, new_len, esize, ptrs != 0, site);
         if len > 0 {
             std::ptr::copy_nonoverlapping(p as *const u8, q, (len * esize) as usize);
@@ -598,6 +623,26 @@ mod tests {
             let f = sspur_list_grow(e, 3, 1, 8, 0, 0);
             assert_ne!(e, f, "cap == len lists move on push");
             assert_eq!(*(header(f)), 8);
+        }
+    }
+
+    #[test]
+    fn large_buffer_grows_in_place() {
+        let _lock = crate::helpers::test_lock();
+        // SAFETY: as above; each growth writes only the element it added.
+        unsafe {
+            let mut p = 0u64;
+            let mut moves = 0;
+            for i in 0..20_000u64 {
+                let q = sspur_list_grow(p, i, 1, 8, 0, 0);
+                (q as *mut u64).add(i as usize).write(i);
+                moves += (q != p) as u32;
+                p = q;
+            }
+            // Small buffers move as they double; past 32 KB the buffer
+            // grows in its mapping and keeps its address.
+            assert!(moves < 12, "{moves} moves");
+            assert!((0..20_000).all(|i| *(p as *const u64).add(i) == i as u64));
         }
     }
 }
