@@ -1,7 +1,8 @@
 //! The generational collector: a minor collection frees young garbage and
 //! keeps old blocks; an old block that comes to point at a young block
 //! through each barriered path (map put, map growth, list push in place,
-//! builder growth, `rt::remember` for in-place reuse) keeps it across a
+//! builder growth, `rt::remember` for any other runtime store into an
+//! existing block) keeps it across a
 //! minor collection; without the barrier it does not, and check mode says
 //! so at the next major collection.
 //!
@@ -196,7 +197,7 @@ const PATHS: &[Path] = &[
         find: list_find,
     },
     Path {
-        name: "rt::remember (in-place reuse)",
+        name: "rt::remember (a runtime store into an existing block)",
         make: raw_make,
         store: remember_store,
         find: raw_find,
@@ -457,7 +458,8 @@ mod model {
     #[derive(Clone, Copy, PartialEq, Debug)]
     enum Kind {
         /// A 5-word pointer block `[id, child * 4]`; stores go through
-        /// `rt::remember` (the in-place reuse path).
+        /// `rt::remember` (the barrier of a runtime store into an existing
+        /// block).
         Node,
         /// A map from slot number to child; stores go through `map put`
         /// (and its table growth).
