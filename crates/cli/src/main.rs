@@ -24,6 +24,7 @@ use driver::{Database, SourceFile};
 ///
 /// Environment (native runs): SSPUR_MEM=gc|check, SSPUR_GC_STATS=1|sites,
 /// SSPUR_GC_YOUNG_MB, SSPUR_GC_MIN_MB, SSPUR_GC_FACTOR, SSPUR_GC_STRESS=KB,
+/// SSPUR_GC_BARRIER_KB,
 /// SSPUR_ALLOC_REPORT=1, SSPUR_FAIL_ALLOC_AT=n; both backends:
 /// SSPUR_MAX_HEAP_MB=n, SSPUR_BACKTRACE=0 (no call chain under a trap),
 /// SSPUR_STACK_MB=n (the program's stack, default 1024) (see
