@@ -191,19 +191,29 @@ unsafe fn link_register(_ctx: *mut libc::c_void) -> usize {
     0
 }
 
+/// The first [`MAX_REGS`] of `regs` and how many there were.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn first_regs(regs: impl Iterator<Item = usize>) -> ([usize; MAX_REGS], usize) {
+    let mut out = [0; MAX_REGS];
+    let mut n = 0;
+    for (o, r) in out.iter_mut().zip(regs) {
+        *o = r;
+        n += 1;
+    }
+    (out, n)
+}
+
 /// The general registers of the faulting context (check-mode reports).
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 unsafe fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
     let uc = ctx as *const libc::ucontext_t;
-    let mut out = [0; MAX_REGS];
     // SAFETY: `uc` is the kernel's live ucontext of the signal being handled
     // (the contract); the register array is only read.
     let g = unsafe { &(*uc).uc_mcontext.gregs };
-    let n = g.len().min(MAX_REGS);
-    for (o, r) in out.iter_mut().zip(g.iter()) {
-        *o = *r as usize;
-    }
-    (out, n)
+    first_regs(g.iter().map(|&r| r as usize))
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -217,15 +227,10 @@ unsafe fn stack_pointer(ctx: *mut libc::c_void) -> usize {
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
 unsafe fn gp_regs(ctx: *mut libc::c_void) -> ([usize; MAX_REGS], usize) {
     let uc = ctx as *const libc::ucontext_t;
-    let mut out = [0; MAX_REGS];
     // SAFETY: `uc` is the kernel's live ucontext of the signal being handled
     // (the contract); the register array is only read.
     let g = unsafe { &(*uc).uc_mcontext.regs };
-    let n = g.len().min(MAX_REGS);
-    for (o, r) in out.iter_mut().zip(g.iter()) {
-        *o = *r as usize;
-    }
-    (out, n)
+    first_regs(g.iter().map(|&r| r as usize))
 }
 
 #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
