@@ -134,6 +134,7 @@ impl Effects {
             body,
             fns: Some(self),
             calls: Vec::new(),
+            past_prints: false,
         };
         w.expr(e)
     }
@@ -145,6 +146,20 @@ impl Effects {
             body,
             fns: Some(self),
             calls: Vec::new(),
+            past_prints: false,
+        };
+        w.call_value(f, f)
+    }
+
+    /// The first effect of calling the function value `f` other than its
+    /// own `print`, `log` and `eprint` (a called function that prints
+    /// counts: what it does after its first print is not known here).
+    pub fn call_past_prints(&self, body: &Body, f: ExprId) -> Option<Effect> {
+        let mut w = Walk {
+            body,
+            fns: Some(self),
+            calls: Vec::new(),
+            past_prints: true,
         };
         w.call_value(f, f)
     }
@@ -156,6 +171,7 @@ fn walk_fn(program: &Program, f: FnId) -> Local {
         body,
         fns: None,
         calls: Vec::new(),
+        past_prints: false,
     };
     let own = body.root.and_then(|r| w.expr(r));
     Local {
@@ -170,6 +186,9 @@ struct Walk<'a> {
     body: &'a Body,
     fns: Option<&'a Effects>,
     calls: Vec<(FnId, ExprId)>,
+    /// Whether the body's own prints are passed over (the walk goes on to
+    /// the next effect).
+    past_prints: bool,
 }
 
 /// Methods that trap on some receivers or arguments (docs/language.md's
@@ -274,6 +293,8 @@ impl Walk<'_> {
             ExprKind::Call { callee, .. } => match callee {
                 Callee::Fn(f) => self.call_fn(*f, e),
                 Callee::Builtin(b) => match b {
+                    // Writing to stdout or stderr cannot fail visibly.
+                    Builtin::Print | Builtin::Log | Builtin::Eprint if self.past_prints => None,
                     Builtin::Print
                     | Builtin::Log
                     | Builtin::Eprint

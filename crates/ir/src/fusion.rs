@@ -23,7 +23,7 @@
 
 use crate::effects::{Effect, Effects};
 use crate::{Body, ExprId, ExprKind, Method, Program, StmtId, StmtKind, Ty};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Where a chain's elements come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,6 +163,12 @@ pub struct Plan {
     /// returns: the native backend builds it in the caller's frame, not in
     /// the heap, fused or not.
     frame_lambdas: HashMap<ExprId, Method>,
+    /// Lambdas written as a method's function argument whose body the
+    /// native backend lowers in place of each call (no closure, no
+    /// indirect call): calling one can do nothing but compute and print,
+    /// so no trap call chain can show its frame, and its body has no
+    /// `return` (which would leave the lambda only).
+    inline_lambdas: HashSet<ExprId>,
 }
 
 impl Plan {
@@ -200,10 +206,15 @@ impl Plan {
             if let ExprKind::Method { method, args, .. } = &ex.kind {
                 for (&a, param) in args.iter().zip(method.def().params) {
                     let called = matches!(param, crate::methods::Sig::Fn(..));
-                    if called
-                        && matches!(&body[a].kind, ExprKind::Lambda { captures, .. } if !captures.is_empty())
+                    if !called {
+                        continue;
+                    }
+                    if matches!(&body[a].kind, ExprKind::Lambda { captures, .. } if !captures.is_empty())
                     {
                         plan.frame_lambdas.insert(a, *method);
+                    }
+                    if inlinable(body, effects, a) {
+                        plan.inline_lambdas.insert(a);
                     }
                 }
             }
@@ -216,6 +227,12 @@ impl Plan {
     /// `frame_lambdas`).
     pub fn frame_lambda(&self, e: ExprId) -> Option<Method> {
         self.frame_lambdas.get(&e).copied()
+    }
+
+    /// Whether the lambda `e` (a method's function argument) is lowered in
+    /// place of each of its calls (see `inline_lambdas`).
+    pub fn inline_lambda(&self, e: ExprId) -> bool {
+        self.inline_lambdas.contains(&e)
     }
 
     fn add_found(&mut self, chain: Option<Chain>) {
@@ -300,13 +317,30 @@ fn is_consumer(m: Method) -> bool {
     )
 }
 
+/// Whether lambda `e` can be lowered in place of its calls: it only
+/// computes (or prints), so no trap's call chain would miss its frame, and
+/// it has no `return`.
+fn inlinable(body: &Body, effects: &Effects, e: ExprId) -> bool {
+    let ExprKind::Lambda { body: b, .. } = &body[e].kind else {
+        return false;
+    };
+    effects.call_past_prints(body, e).is_none() && !leaves(body, *b, false)
+}
+
 /// Whether a `for` body can leave the loop early.
 fn breaks(body: &Body, e: ExprId) -> bool {
+    leaves(body, e, true)
+}
+
+/// Whether `e` has a `return` (or, with `breaks`, a `break`) outside the
+/// lambdas in it.
+fn leaves(body: &Body, e: ExprId, breaks: bool) -> bool {
     let mut found = false;
     let mut stack = vec![e];
     while let Some(x) = stack.pop() {
         match &body[x].kind {
-            ExprKind::Break | ExprKind::Return(_) => found = true,
+            ExprKind::Return(_) => found = true,
+            ExprKind::Break if breaks => found = true,
             // A lambda's return leaves the lambda only.
             ExprKind::Lambda { .. } => continue,
             ExprKind::Block { stmts, tail } => {

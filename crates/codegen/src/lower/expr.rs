@@ -5,7 +5,7 @@ use super::{ba, flags, int_cc, lambda_sig, signature, Lowerer, PendingLambda, Va
 use crate::layout::{elem_of, has_pointers, offsets, words};
 use crate::rtfns::F;
 use ::ir::{
-    BinOp, Builtin, Callee, ExprId, ExprKind, FnId, InterpPart, Lit, Ty, TypeDefKind, UnOp,
+    BinOp, Builtin, Callee, ExprId, ExprKind, FnId, InterpPart, Lit, LocalId, Ty, TypeDefKind, UnOp,
 };
 use cranelift_codegen::ir::{condcodes::FloatCC, condcodes::IntCC, types::I64, InstBuilder, Value};
 use cranelift_module::{DataId, FuncId, Module};
@@ -534,6 +534,68 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             }
             Callee::Builtin(bi) => self.builtin(e, *bi, args, ty),
         }
+    }
+
+    /// Argument `a` of a method: a lambda the plan lowers in place of its
+    /// calls makes no closure (its captures are noted for `apply`); any
+    /// other is evaluated.
+    pub(super) fn method_arg(&mut self, a: ExprId) -> Option<Vals> {
+        if !self.plan.inline_lambda(a) {
+            return self.expr(a);
+        }
+        let ExprKind::Lambda { captures, .. } = &self.body[a].kind else {
+            return self.expr(a);
+        };
+        let caps = captures
+            .clone()
+            .into_iter()
+            .map(|c| (c, self.use_local(c)))
+            .collect();
+        self.inlined.insert(a, caps);
+        Some(vec![self.iconst(0)])
+    }
+
+    /// Calls function argument `f` (expression `lam`, value `clo`) of a
+    /// method with flattened arguments: an inlined lambda's body lowered
+    /// here with its parameters bound to them, else the closure's code.
+    pub(super) fn apply(&mut self, lam: ExprId, clo: Value, fty: &Ty, args: Vals) -> Vals {
+        let Some(caps) = self.inlined.get(&lam).cloned() else {
+            return self.call_closure(clo, fty, args);
+        };
+        let ExprKind::Lambda { params, body, .. } = &self.body[lam].kind else {
+            return self.call_closure(clo, fty, args);
+        };
+        let (params, body) = (params.clone(), *body);
+        let r = Self::fn_ret(fty);
+        // The captures as the closure would have held them.
+        let saved: Vec<(LocalId, Option<Vals>)> = caps
+            .into_iter()
+            .map(|(c, v)| (c, self.lets.insert(c, v)))
+            .collect();
+        let mut at = 0;
+        for l in params {
+            let n = words(&self.body[l].ty);
+            let end = (at + n).min(args.len());
+            self.def_local(l, &args[at.min(end)..end]);
+            at = end;
+        }
+        let out = match self.expr(body) {
+            Some(v) => v,
+            None => {
+                // Cannot happen (the plan inlines no lambda that traps or
+                // returns); code after it is unreachable.
+                let dead = self.b.create_block();
+                self.b.switch_to_block(dead);
+                Vec::new()
+            }
+        };
+        for (c, old) in saved {
+            match old {
+                Some(v) => self.lets.insert(c, v),
+                None => self.lets.remove(&c),
+            };
+        }
+        self.fit(out, words(&r).max(1))
     }
 
     /// Calls a closure value `[code, captures..]` with flattened arguments.

@@ -36,12 +36,14 @@ enum Src {
 enum Stage {
     Map {
         e: ExprId,
+        lam: ExprId,
         f: Value,
         fty: Ty,
         out: Ty,
     },
     Filter {
         e: ExprId,
+        lam: ExprId,
         f: Value,
         fty: Ty,
     },
@@ -197,17 +199,18 @@ impl Lowerer<'_, '_, '_> {
             };
             let stage = match m {
                 Method::ListMap | Method::ListFilter => {
-                    let f = self.expr(args[0])?[0];
-                    let fty = self.body[args[0]].ty.clone();
+                    let (lam, f) = (args[0], self.method_arg(args[0])?[0]);
+                    let fty = self.body[lam].ty.clone();
                     if m == Method::ListMap {
                         Stage::Map {
                             e,
+                            lam,
                             f,
                             fty,
                             out: out.clone(),
                         }
                     } else {
-                        Stage::Filter { e, f, fty }
+                        Stage::Filter { e, lam, f, fty }
                     }
                 }
                 Method::ListEnumerate => Stage::Enumerate {
@@ -341,12 +344,18 @@ impl Lowerer<'_, '_, '_> {
             k
         };
         match st {
-            Stage::Map { e, f, fty, out } => {
-                let x = self.at_call(*e, None, |s| s.call_closure(*f, fty, v));
+            Stage::Map {
+                e,
+                lam,
+                f,
+                fty,
+                out,
+            } => {
+                let x = self.stage_call(*e, *lam, *f, fty, v);
                 self.fit(x, words(out))
             }
-            Stage::Filter { e, f, fty } => {
-                let keep = self.at_call(*e, None, |s| s.call_closure(*f, fty, v.clone()))[0];
+            Stage::Filter { e, lam, f, fty } => {
+                let keep = self.stage_call(*e, *lam, *f, fty, v.clone())[0];
                 let go_on = self.b.create_block();
                 self.b.ins().brif(keep, go_on, &[], next.latch, &[]);
                 self.b.switch_to_block(go_on);
@@ -391,6 +400,15 @@ impl Lowerer<'_, '_, '_> {
                 v
             }
         }
+    }
+
+    /// A stage's call of its function: marked as a call at the stage
+    /// (`e`) for trap call chains, unless the lambda is lowered in place.
+    fn stage_call(&mut self, e: ExprId, lam: ExprId, f: Value, fty: &Ty, v: Vals) -> Vals {
+        if self.inlined.contains_key(&lam) {
+            return self.apply(lam, f, fty, v);
+        }
+        self.at_call(e, None, |s| s.apply(lam, f, fty, v))
     }
 
     /// A new tuple of two values (at `site`), as `enumerate` and `zip`

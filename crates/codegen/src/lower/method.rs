@@ -77,8 +77,12 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             None => self.expr(recv)?,
         };
         let mut a = Vec::new();
-        for x in args {
-            a.push(self.expr(*x)?);
+        for (x, param) in args.iter().zip(m.def().params) {
+            let v = match param {
+                ::ir::methods::Sig::Fn(..) => self.method_arg(*x)?,
+                _ => self.expr(*x)?,
+            };
+            a.push(v);
         }
         let ety = elem_of(&rty);
         let es = elem_size(&ety);
@@ -334,7 +338,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let keys = self.list_alloc(e, r[1], &kty);
                 let f = a[0][0];
                 self.each(r[0], r[1], &ety, |s, i, v| {
-                    let k = s.call_closure(f, &fty, v);
+                    let k = s.apply(args[0], f, &fty, v);
                     let k = s.fit(k, words(&kty));
                     let at = s.elem_addr(keys, i, &kty);
                     s.store_words(at, 0, &k);
@@ -355,7 +359,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let out = self.list_alloc(e, r[1], &oty);
                 let f = a[0][0];
                 self.each(r[0], r[1], &ety, |s, i, v| {
-                    let x = s.call_closure(f, &fty, v);
+                    let x = s.apply(args[0], f, &fty, v);
                     let x = s.fit(x, words(&oty));
                     let at = s.elem_addr(out, i, &oty);
                     s.store_words(at, 0, &x);
@@ -370,7 +374,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 self.b.def_var(n, z);
                 let f = a[0][0];
                 self.each(r[0], r[1], &ety, |s, _, v| {
-                    let keep = s.call_closure(f, &fty, v.clone())[0];
+                    let keep = s.apply(args[0], f, &fty, v.clone())[0];
                     let yes = s.b.create_block();
                     let cont = s.b.create_block();
                     s.b.ins().brif(keep, yes, &[], cont, &[]);
@@ -400,7 +404,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let ptrs = self.iconst(has_pointers(&oty) as i64);
                 let site = self.site(e);
                 self.each(r[0], r[1], &ety, |s, _, v| {
-                    let x = s.call_closure(f, &fty, v);
+                    let x = s.apply(args[0], f, &fty, v);
                     let (p, n) = (s.b.use_var(acc_p), s.b.use_var(acc_n));
                     let q = s.rt1(
                         F::sspur_list_append_tmp,
@@ -422,11 +426,11 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 for (v, x) in accs.iter().zip(&init) {
                     self.b.def_var(*v, *x);
                 }
-                let f = a[1][0];
+                let (f, lam) = (a[1][0], args[1]);
                 self.each(r[0], r[1], &ety, |s, _, v| {
                     let mut args: Vals = accs.iter().map(|x| s.b.use_var(*x)).collect();
                     args.extend(v);
-                    let n = s.call_closure(f, &fty, args);
+                    let n = s.apply(lam, f, &fty, args);
                     let n = s.fit(n, w);
                     for (var, x) in accs.iter().zip(n) {
                         s.b.def_var(*var, x);
@@ -451,7 +455,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     } else {
                         Vec::new()
                     };
-                    let c = s.call_closure(f, &fty, v)[0];
+                    let c = s.apply(args[0], f, &fty, v)[0];
                     let cont = s.b.create_block();
                     if m == ListAll {
                         s.b.ins().brif(c, cont, &[], found, &[]);
@@ -629,7 +633,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     OptUnwrapOr => x,
                     _ => {
                         let fty = self.body[args[0]].ty.clone();
-                        let out = self.call_closure(a[0][0], &fty, x);
+                        let out = self.apply(args[0], a[0][0], &fty, x);
                         let out = self.fit(out, words(&Self::fn_ret(&fty)));
                         if m == OptMap {
                             vec![self.some(e, &out)]
@@ -679,7 +683,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 let p = self.map_find_or_trap(e, r[0], &a[0], &kty);
                 let old = self.load_words(p, 0, words(&vty));
                 let fty = self.body[args[1]].ty.clone();
-                let new = self.call_closure(a[1][0], &fty, old);
+                let new = self.apply(args[1], a[1][0], &fty, old);
                 let k = self.fit(a[0].clone(), 2);
                 let v = self.fit(new, 2);
                 let site = self.site(e);

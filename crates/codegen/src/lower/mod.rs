@@ -239,6 +239,9 @@ pub struct Lowerer<'a, 'm, 'f> {
     /// The constructor expression about to be built in a reuse token's
     /// block, and the token's pointer.
     reuse: Option<(ExprId, Value)>,
+    /// Lambdas lowered in place of their calls (`Plan::inline_lambda`),
+    /// met as a method's argument: the values of their captures there.
+    inlined: HashMap<ExprId, Vec<(LocalId, Vals)>>,
 }
 
 fn ba(vals: &[Value]) -> Vec<BlockArg> {
@@ -282,6 +285,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             fused: None,
             plan,
             reuse: None,
+            inlined: HashMap::new(),
         }
     }
 
