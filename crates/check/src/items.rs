@@ -182,6 +182,7 @@ pub fn lower_items(file: &ast::SourceFile) -> (ItemTree, Vec<Span>, Vec<Diagnost
             params,
             ret,
             owning_of: None,
+            takes_token: false,
         });
         fn_spans.push(f.name.span);
     }

@@ -141,6 +141,7 @@ fn printer_shows_ownership_forms() {
         params: vec![],
         ret: Ty::Unit,
         owning_of: None,
+        takes_token: false,
     });
     let mut b = Body::default();
     let list_str = Ty::list(Ty::Str);

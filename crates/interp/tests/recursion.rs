@@ -49,12 +49,14 @@ fn program(start: i64, bounded: bool) -> Program {
         params: vec![("n".into(), Ty::Int)],
         ret: Ty::Int,
         owning_of: None,
+        takes_token: false,
     });
     let main = fns.alloc(FnSig {
         name: "main".into(),
         params: vec![],
         ret: Ty::Unit,
         owning_of: None,
+        takes_token: false,
     });
     let items = Arc::new(ItemTree {
         types: Arena::default(),

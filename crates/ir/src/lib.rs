@@ -127,6 +127,11 @@ pub struct FnSig {
     /// consume the parameters that version owns). Printed `name#owning`;
     /// trap call chains show the plain name.
     pub owning_of: Option<FnId>,
+    /// Set only by the ownership pass: a version whose last parameter is a
+    /// reuse token (a block its caller took apart and handed on), built
+    /// into by a constructor of its size class on each path that has one
+    /// and freed on the others. Printed with `#token`.
+    pub takes_token: bool,
 }
 
 /// Types and signatures of the whole program, in source order.
@@ -158,7 +163,7 @@ impl ItemTree {
     pub fn fn_by_name(&self, name: &str) -> Option<FnId> {
         self.fns
             .iter()
-            .find(|(_, f)| f.name == name && f.owning_of.is_none())
+            .find(|(_, f)| f.name == name && f.owning_of.is_none() && !f.takes_token)
             .map(|(id, _)| id)
     }
     pub fn type_by_name(&self, name: &str) -> Option<TypeId> {

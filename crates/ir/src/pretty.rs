@@ -65,11 +65,17 @@ fn program_with(p: &Program, why: Option<&DropWhy>) -> String {
 }
 
 /// A function's printed name: `ins`, or `ins#owning` for the owning
-/// version the ownership pass made of `ins`.
+/// version the ownership pass made of `ins`, with `#token` for a version
+/// taking a reuse token.
 pub fn fn_name(sig: &crate::FnSig) -> String {
-    match sig.owning_of {
+    let base = match sig.owning_of {
         Some(_) => format!("{}#owning", sig.name),
         None => sig.name.clone(),
+    };
+    if sig.takes_token {
+        format!("{base}#token")
+    } else {
+        base
     }
 }
 

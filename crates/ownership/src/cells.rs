@@ -134,6 +134,8 @@ pub enum CellEnd {
 pub struct Takers {
     pub ctors: Vec<ExprId>,
     pub frees: Vec<ExprId>,
+    /// The token's size class.
+    pub class: usize,
 }
 
 /// One arm of a destructive match.
@@ -253,7 +255,16 @@ pub struct Cells<'a, 'd> {
     owned_params: HashSet<LocalId>,
     /// The consuming uses of each owned local that has some.
     consumed_at: RefCell<HashMap<LocalId, Vec<ExprId>>>,
+    /// Which versions take a reuse token of which size classes (none
+    /// while the table is being made).
+    tokens: Option<&'a TokenTable>,
 }
+
+/// Per function version (the function, whether the owning version), the
+/// size classes of reuse tokens its `#token` version builds in: those
+/// for which some path through its body, after its own tokens took their
+/// constructors, has a constructor of that class.
+pub type TokenTable = HashMap<(ir::FnId, bool), Vec<usize>>;
 
 /// How evaluation orders two expressions of one body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -347,7 +358,34 @@ impl<'a, 'd> Cells<'a, 'd> {
             own_memo: RefCell::default(),
             owned_params,
             consumed_at: RefCell::default(),
+            tokens: None,
         }
+    }
+
+    /// The same analysis, handing reuse tokens to the calls whose version
+    /// takes one (by the table).
+    pub fn with_tokens(mut self, tokens: &'a TokenTable) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// Whether `e` is a direct call whose version (the one the call runs)
+    /// takes a reuse token of size class `class`.
+    fn takes_token(&self, e: ExprId, class: usize) -> bool {
+        let Some(table) = self.tokens else {
+            return false;
+        };
+        let ExprKind::Call {
+            callee: Callee::Fn(g),
+            ..
+        } = &self.d.body[e].kind
+        else {
+            return false;
+        };
+        let owning = self.call_choice(e) == Some(CallChoice::Owning);
+        table
+            .get(&(*g, owning))
+            .is_some_and(|cs| cs.contains(&class))
     }
 
     fn at(&self, e: ExprId) -> u32 {
@@ -1259,7 +1297,14 @@ impl<'a, 'd> Cells<'a, 'd> {
             // them first (a nested token, a field given to an owning call
             // or taken apart), the reused tokens' fields are cleared at the
             // start of the arm.
-            if !taken.is_empty() && (!nested.is_empty() || self.frees_field(arm, &taken)) {
+            // A token handed to a call is built into after the callee
+            // ran, which may free any field: its fields are cleared too.
+            let handed = taken
+                .iter()
+                .any(|c| matches!(body[*c].kind, ExprKind::Call { .. }));
+            if !taken.is_empty()
+                && (handed || !nested.is_empty() || self.frees_field(arm, &taken))
+            {
                 if a.reuse.is_some() {
                     a.clear.push((x, arm.pat));
                 }
@@ -1301,13 +1346,22 @@ impl<'a, 'd> Cells<'a, 'd> {
     /// `e`'s straight-line path, or else, where `e`'s value is an `if` or
     /// a `match` (through block tails), one on each branch that has one,
     /// the others freeing the token at their start. None when no path
-    /// has one.
+    /// has one. A path without a constructor whose value is a call of a
+    /// version that takes a token of the class hands the token to it.
     fn takers(&self, e: ExprId, class: usize, taken: &[ExprId]) -> Option<Takers> {
         let body = self.d.body;
         if let Some(c) = self.reuse_candidate(e, class, taken) {
             return Some(Takers {
                 ctors: vec![c],
                 frees: Vec::new(),
+                class,
+            });
+        }
+        if !taken.contains(&e) && self.takes_token(e, class) {
+            return Some(Takers {
+                ctors: vec![e],
+                frees: Vec::new(),
+                class,
             });
         }
         let branches: Vec<ExprId> = match &body[e].kind {
@@ -1320,7 +1374,10 @@ impl<'a, 'd> Cells<'a, 'd> {
             ExprKind::Match { arms, .. } => arms.iter().map(|a| a.body).collect(),
             _ => return None,
         };
-        let mut out = Takers::default();
+        let mut out = Takers {
+            class,
+            ..Takers::default()
+        };
         let mut any = false;
         for b in branches {
             match self.takers(b, class, taken) {
@@ -1375,11 +1432,7 @@ impl<'a, 'd> Cells<'a, 'd> {
     /// Words of a block of constructor `c` of a value of type `ty`: the
     /// tag, then its fields.
     fn variant_words(&self, c: Ctor, ty: &Ty) -> usize {
-        1 + self
-            .ctor_fields(c, ty)
-            .iter()
-            .map(field_words)
-            .sum::<usize>()
+        variant_words(self.items, c, ty)
     }
 
     /// The fields of a taken-apart cell that die at the start of the arm:
@@ -1400,42 +1453,10 @@ impl<'a, 'd> Cells<'a, 'd> {
         }
     }
 
-    /// Field types of constructor `c` of a value of type `ty`.
-    fn ctor_fields(&self, c: Ctor, ty: &Ty) -> Vec<Ty> {
-        match (c, ty) {
-            (Ctor::Some, Ty::Option(e)) => vec![(**e).clone()],
-            (Ctor::User(t, i), _) => match &self.items.types[t].kind {
-                TypeDefKind::Sum { variants } => variants
-                    .get(i as usize)
-                    .map(|v| v.fields.clone())
-                    .unwrap_or_default(),
-                TypeDefKind::Record { fields } => fields.iter().map(|f| f.1.clone()).collect(),
-            },
-            _ => Vec::new(),
-        }
-    }
-
     /// Words of the block a constructor expression allocates (None: it
     /// allocates nothing).
     pub fn ctor_words(&self, e: ExprId) -> Option<usize> {
-        let body = self.d.body;
-        match &body[e].kind {
-            ExprKind::Ctor { ctor, args } if !args.is_empty() => {
-                Some(self.variant_words(*ctor, &body[e].ty))
-            }
-            ExprKind::Tuple(xs) => Some(tuple_words(xs.iter().map(|x| &body[*x].ty))),
-            ExprKind::Record { ty, .. } => match &self.items.types[*ty].kind {
-                TypeDefKind::Record { fields } => Some(
-                    fields
-                        .iter()
-                        .map(|f| field_words(&f.1))
-                        .sum::<usize>()
-                        .max(1),
-                ),
-                TypeDefKind::Sum { .. } => None,
-            },
-            _ => None,
-        }
+        ctor_words(self.d.body, self.items, e)
     }
 
     /// The first constructor of size class `class` on the straight-line
@@ -1494,6 +1515,57 @@ impl<'a, 'd> Cells<'a, 'd> {
             }
         }
     }
+}
+
+/// Field types of constructor `c` of a value of type `ty`.
+fn ctor_fields(items: &ItemTree, c: Ctor, ty: &Ty) -> Vec<Ty> {
+    match (c, ty) {
+        (Ctor::Some, Ty::Option(e)) => vec![(**e).clone()],
+        (Ctor::User(t, i), _) => match &items.types[t].kind {
+            TypeDefKind::Sum { variants } => variants
+                .get(i as usize)
+                .map(|v| v.fields.clone())
+                .unwrap_or_default(),
+            TypeDefKind::Record { fields } => fields.iter().map(|f| f.1.clone()).collect(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// Words of a block of constructor `c` of a value of type `ty`: the tag,
+/// then its fields.
+fn variant_words(items: &ItemTree, c: Ctor, ty: &Ty) -> usize {
+    1 + ctor_fields(items, c, ty)
+        .iter()
+        .map(field_words)
+        .sum::<usize>()
+}
+
+/// Words of the block a constructor expression allocates (None: it
+/// allocates nothing).
+fn ctor_words(body: &ir::Body, items: &ItemTree, e: ExprId) -> Option<usize> {
+    match &body[e].kind {
+        ExprKind::Ctor { ctor, args } if !args.is_empty() => {
+            Some(variant_words(items, *ctor, &body[e].ty))
+        }
+        ExprKind::Tuple(xs) => Some(tuple_words(xs.iter().map(|x| &body[*x].ty))),
+        ExprKind::Record { ty, .. } => match &items.types[*ty].kind {
+            TypeDefKind::Record { fields } => Some(
+                fields
+                    .iter()
+                    .map(|f| field_words(&f.1))
+                    .sum::<usize>()
+                    .max(1),
+            ),
+            TypeDefKind::Sum { .. } => None,
+        },
+        _ => None,
+    }
+}
+
+/// The size class of the block a constructor expression allocates.
+pub fn ctor_class(body: &ir::Body, items: &ItemTree, e: ExprId) -> Option<usize> {
+    ctor_words(body, items, e).map(size_class)
 }
 
 /// How a drop frees a dead field of type `ty` (the `deep` flag of its
@@ -1589,7 +1661,7 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
                     };
                     let mut reused = Vec::new();
                     for (l, r) in &a.nested {
-                        if take_token(plan, why, *l, r.as_ref()) {
+                        if take_token(body, plan, why, *l, r.as_ref()) {
                             reused.push(*l);
                         } else {
                             let r = reason(why, R::TokenFreed(*l));
@@ -1605,7 +1677,7 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
                         st.binds.push((y, r));
                     }
                     match &a.reuse {
-                        Some(t) if take_token(plan, why, x, Some(t)) => reused.push(x),
+                        Some(t) if take_token(body, plan, why, x, Some(t)) => reused.push(x),
                         _ if a.drop_whole => {
                             st.token = Some((x, true, reason(why, R::DeadValue(x))));
                         }
@@ -1629,10 +1701,12 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
     }
 }
 
-/// Gives token `tok` to its constructors, freeing it at the start of the
-/// branches no constructor of it is on. False (nothing planned) when there
-/// are none, or another token took one of them already.
+/// Gives token `tok` to its constructors (and calls handed it), freeing
+/// it at the start of the branches none of them is on. False (nothing
+/// planned) when there are none, or another token took one of them
+/// already.
 fn take_token(
+    body: &ir::Body,
     plan: &mut crate::rewrite::Plan,
     why: &mut Vec<crate::DropReason>,
     tok: LocalId,
@@ -1642,19 +1716,97 @@ fn take_token(
     let Some(t) = takers else {
         return false;
     };
-    if t.ctors.is_empty() || t.ctors.iter().any(|c| plan.reuses.contains_key(c)) {
+    if t.ctors.is_empty()
+        || t.ctors
+            .iter()
+            .any(|c| plan.reuses.contains_key(c) || plan.token_calls.contains_key(c))
+    {
         return false;
     }
+    let handed = plan.handed_token == Some(tok);
     for &c in &t.ctors {
-        why.push(R::Reused { local: tok, by: c });
-        plan.reuses.insert(c, (tok, (why.len() - 1) as u32));
+        if matches!(body[c].kind, ExprKind::Call { .. }) {
+            why.push(R::TokenPassed {
+                local: tok,
+                call: c,
+            });
+            plan.token_calls.insert(c, (tok, t.class, (why.len() - 1) as u32));
+        } else {
+            why.push(R::Reused { local: tok, by: c });
+            plan.reuses.insert(c, (tok, (why.len() - 1) as u32));
+        }
     }
     for &b in &t.frees {
-        why.push(R::TokenFreedOnPath(tok));
+        why.push(if handed {
+            R::HandedTokenFreed(tok)
+        } else {
+            R::TokenFreedOnPath(tok)
+        });
         let r = (why.len() - 1) as u32;
         plan.branch_frees.entry(b).or_default().push((tok, r));
     }
     true
+}
+
+/// The `#token` version's own token: its last parameter `tok`, a block
+/// of size class `class` its caller took apart, given to the first
+/// constructor of that class on each path its own tokens left (or handed
+/// on to a call), freed at the start of the others.
+pub fn hand_token(
+    c: &Cells,
+    plan: &mut crate::rewrite::Plan,
+    why: &mut Vec<crate::DropReason>,
+    tok: LocalId,
+    class: usize,
+) {
+    let body = c.d.body;
+    let Some(root) = body.root else {
+        return;
+    };
+    plan.handed_token = Some(tok);
+    let mut taken: Vec<ExprId> = plan
+        .reuses
+        .keys()
+        .chain(plan.token_calls.keys())
+        .copied()
+        .collect();
+    taken.sort_by_key(|e| e.into_raw().into_u32());
+    let t = c.takers(root, class, &taken);
+    if !take_token(body, plan, why, tok, t.as_ref()) {
+        why.push(crate::DropReason::HandedTokenFreed(tok));
+        let r = (why.len() - 1) as u32;
+        plan.branch_frees.entry(root).or_default().push((tok, r));
+    }
+}
+
+/// The size classes of tokens the version `c` analyses (with its plan)
+/// could build in: of its constructors', those some path through its body
+/// has a constructor of that its own tokens did not take (or a call it
+/// could hand the token to).
+pub fn token_classes(c: &Cells, plan: &crate::rewrite::Plan) -> Vec<usize> {
+    let body = c.d.body;
+    let Some(root) = body.root else {
+        return Vec::new();
+    };
+    let mut taken: Vec<ExprId> = plan
+        .reuses
+        .keys()
+        .chain(plan.token_calls.keys())
+        .copied()
+        .collect();
+    taken.sort_by_key(|e| e.into_raw().into_u32());
+    let mut classes: Vec<usize> = body
+        .exprs
+        .iter()
+        .filter_map(|(e, _)| c.ctor_words(e))
+        .map(size_class)
+        .collect();
+    // A call may hand on a token of a class the body never builds.
+    classes.extend(c.tokens.iter().flat_map(|t| t.values().flatten().copied()));
+    classes.sort_unstable();
+    classes.dedup();
+    classes.retain(|&k| c.takers(root, k, &taken).is_some());
+    classes
 }
 
 /// Whether an owned-deep cell `e` that nobody names can be freed whole

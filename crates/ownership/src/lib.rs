@@ -210,6 +210,10 @@ pub struct Analysis {
     /// order: (offset, the calling function (a version), the callee, which
     /// version runs and why).
     pub calls: Vec<(u32, FnId, FnId, cells::CallChoice)>,
+    /// Every call handed a reuse token, in source order: (offset, the
+    /// calling function (a version), the `#token` version it runs, the
+    /// reason in the caller's table).
+    pub handoffs: Vec<(u32, FnId, FnId, DropReason)>,
 }
 
 fn fn_index(f: FnId) -> usize {
@@ -233,6 +237,7 @@ pub fn analyze(program: &Program) -> Analysis {
             }
         }
     }
+    let tokens = token_table(program, &summaries, &needed);
     let mut out = program.clone();
     let mut versions: HashMap<FnId, FnId> = HashMap::new();
     let mut all_summaries = summaries.clone();
@@ -244,6 +249,7 @@ pub fn analyze(program: &Program) -> Analysis {
             }
             let mut v = sig.clone();
             v.owning_of = Some(f);
+            v.takes_token = false;
             let id = items.fns.alloc(v);
             versions.insert(f, id);
             let mut s = summaries[fn_index(f)].clone();
@@ -262,22 +268,38 @@ pub fn analyze(program: &Program) -> Analysis {
     let mut pipelines = Vec::new();
     let mut sets = Vec::new();
     let mut calls = Vec::new();
+    let mut handoffs = Vec::new();
     // Every function's sharing version, then the owning versions, in the
-    // order of their ids.
-    let mut jobs: Vec<(FnId, FnId, bool)> = program
+    // order of their ids, then the `#token` versions as calls need them
+    // (each job: the function, its version's id, owning, the token's
+    // size class).
+    let mut jobs: Vec<(FnId, FnId, bool, Option<usize>)> = program
         .items
         .fns
         .iter()
-        .map(|(f, _)| (f, f, false))
+        .map(|(f, _)| (f, f, false, None))
         .collect();
     let mut vs: Vec<(FnId, FnId)> = versions.iter().map(|(f, v)| (*f, *v)).collect();
     vs.sort_by_key(|(_, v)| v.into_raw().into_u32());
-    jobs.extend(vs.into_iter().map(|(f, v)| (f, v, true)));
-    for (f, id, owning) in jobs {
+    jobs.extend(vs.into_iter().map(|(f, v)| (f, v, true, None)));
+    let mut token_versions: HashMap<(FnId, bool, usize), FnId> = HashMap::new();
+    // Indexed like `out.items.fns`, filled as the jobs run.
+    reasons.resize(out.items.fns.len(), Vec::new());
+    let mut job = 0;
+    while let Some(&(f, id, owning, token)) = jobs.get(job) {
+        job += 1;
         let i = fn_index(f);
         let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
-            reasons.push(Vec::new());
             continue;
+        };
+        let with_token;
+        let (body, sm) = match token {
+            Some(class) => {
+                let ty = out.items.fns[id].params.last().map(|p| p.1.clone());
+                with_token = token_param(body, sm, ty.unwrap_or(ir::Ty::Unit));
+                (&with_token.0, &with_token.1)
+            }
+            None => (&**body, &**sm),
         };
         let facts = walk::walk(body, sm, &summaries);
         let mut d = Decider::new(body, sm, &facts, &summaries);
@@ -287,7 +309,57 @@ pub fn analyze(program: &Program) -> Analysis {
         } else {
             std::collections::HashSet::new()
         };
-        let (mut plan, why) = plan(&d, &program.items, owned.clone());
+        let (mut plan, mut why) = plan(&d, &program.items, owned.clone(), Some(&tokens));
+        if let (Some(class), Some(&tok)) = (token, body.params.last()) {
+            let c = cells::Cells::owning(&d, &program.items, owned.clone()).with_tokens(&tokens);
+            cells::hand_token(&c, &mut plan, &mut why, tok, class);
+        }
+        // The `#token` versions this body's calls run, made on first use.
+        let mut handed: Vec<(ExprId, (ir::LocalId, usize, u32))> =
+            plan.token_calls.iter().map(|(e, t)| (*e, *t)).collect();
+        handed.sort_by_key(|(e, _)| e.into_raw().into_u32());
+        for (e, (tok, class, r)) in handed {
+            let ExprKind::Call {
+                callee: ir::Callee::Fn(g),
+                ..
+            } = &body[e].kind
+            else {
+                continue;
+            };
+            let g_owning = plan.owning_calls.contains_key(&e);
+            let key = (*g, g_owning, class);
+            let v = match token_versions.get(&key) {
+                Some(v) => *v,
+                None => {
+                    let items = Arc::make_mut(&mut out.items);
+                    let base = if g_owning { versions[g] } else { *g };
+                    let mut sig = items.fns[base].clone();
+                    sig.takes_token = true;
+                    let ty = token_ty(&program.bodies[fn_index(*g)], &program.items, class)
+                        .unwrap_or_else(|| body.locals[tok].ty.clone());
+                    sig.params.push(("token".into(), ty));
+                    let v = items.fns.alloc(sig);
+                    let mut s = all_summaries[fn_index(base)].clone();
+                    s.borrowed.push(true);
+                    s.why_not_borrowed.push(None);
+                    s.cell_borrowed.push(false);
+                    s.why_not_cell_borrowed.push(None);
+                    s.owning.push(false);
+                    s.why_not_owning.push(None);
+                    all_summaries.push(s);
+                    out.bodies.push(program.bodies[fn_index(*g)].clone());
+                    out.source_maps
+                        .push(program.source_maps[fn_index(*g)].clone());
+                    out.fn_spans.push(program.fn_span(*g));
+                    reasons.push(Vec::new());
+                    token_versions.insert(key, v);
+                    jobs.push((*g, v, g_owning, Some(class)));
+                    v
+                }
+            };
+            plan.token_targets.insert(e, v);
+            handoffs.push((sm.expr(e).start, id, v, why[r as usize].clone()));
+        }
         {
             let c = cells::Cells::owning(&d, &program.items, owned.clone());
             for (e, _) in body.exprs.iter() {
@@ -352,7 +424,7 @@ pub fn analyze(program: &Program) -> Analysis {
         let j = fn_index(id);
         out.bodies[j] = Arc::new(nb);
         out.source_maps[j] = Arc::new(nsm);
-        reasons.push(why);
+        reasons[j] = why;
     }
     fates.sort_by_key(|f| (f.offset, fn_index(f.func), f.expr.into_raw().into_u32()));
     builders.sort_by_key(|(at, b)| (*at, fn_index(b.func)));
@@ -360,6 +432,7 @@ pub fn analyze(program: &Program) -> Analysis {
     pipelines.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     sets.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     calls.sort_by_key(|(at, f, _, _)| (*at, fn_index(*f)));
+    handoffs.sort_by_key(|(at, f, _, _)| (*at, fn_index(*f)));
     Analysis {
         program: std::sync::Arc::new(out),
         summaries: all_summaries,
@@ -369,7 +442,101 @@ pub fn analyze(program: &Program) -> Analysis {
         pipelines,
         sets,
         calls,
+        handoffs,
     }
+}
+
+/// The body of a `#token` version: the function's, with a last parameter
+/// `token` of type `ty` (the signature's).
+fn token_param(
+    body: &ir::Body,
+    sm: &ir::BodySourceMap,
+    ty: ir::Ty,
+) -> (ir::Body, ir::BodySourceMap) {
+    let mut body = body.clone();
+    let mut sm = sm.clone();
+    let l = body.locals.alloc(ir::Local {
+        name: "token".into(),
+        ty,
+        kind: ir::LocalKind::Param,
+    });
+    let span = body.root.map(|r| sm.expr(r)).unwrap_or_default();
+    sm.locals.insert(l, span);
+    body.params.push(l);
+    (body, sm)
+}
+
+/// The type of a `#token` version's token parameter: that of its first
+/// constructor of size class `class`, if any (else the caller's token's:
+/// any cell type of the class would do, the token is only built into or
+/// freed).
+fn token_ty(body: &ir::Body, items: &ir::ItemTree, class: usize) -> Option<ir::Ty> {
+    body.exprs
+        .iter()
+        .find(|(e, _)| cells::ctor_class(body, items, *e) == Some(class))
+        .map(|(_, x)| x.ty.clone())
+}
+
+/// Per version (the sharing one of every function, the owning ones some
+/// call runs), the size classes of reuse tokens it could build in, from
+/// its own plan. A least fixpoint: a version whose result is a call of one
+/// in the table hands the token on, so it may take one too.
+fn token_table(
+    program: &Program,
+    summaries: &[Summary],
+    needed: &std::collections::BTreeSet<u32>,
+) -> cells::TokenTable {
+    let effects = ir::effects::Effects::of(program);
+    let versions: Vec<(FnId, bool)> = program
+        .items
+        .fns
+        .iter()
+        .flat_map(|(f, _)| {
+            let owning = needed.contains(&f.into_raw().into_u32());
+            std::iter::once((f, false)).chain(owning.then_some((f, true)))
+        })
+        .filter(|&(f, _)| {
+            // Only bodies that build a cell or call a function.
+            program.bodies.get(fn_index(f)).is_some_and(|body| {
+                body.exprs.iter().any(|(e, x)| {
+                    cells::ctor_class(body, &program.items, e).is_some()
+                        || matches!(x.kind, ExprKind::Call { .. })
+                })
+            })
+        })
+        .collect();
+    let mut table = cells::TokenTable::new();
+    // Each round only adds classes (a call taking a token takes it where
+    // a path had nothing): it ends after at most one round per version.
+    for _ in 0..=versions.len() {
+        let mut next = cells::TokenTable::new();
+        for &(f, owning) in &versions {
+            let i = fn_index(f);
+            let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i))
+            else {
+                continue;
+            };
+            let facts = walk::walk(body, sm, summaries);
+            let mut d = Decider::new(body, sm, &facts, summaries);
+            d.fusion = ir::fusion::Plan::of(program, &effects, f);
+            let owned = if owning {
+                cells::owned_params(f, &d)
+            } else {
+                std::collections::HashSet::new()
+            };
+            let (p, _) = plan(&d, &program.items, owned.clone(), Some(&table));
+            let c = cells::Cells::owning(&d, &program.items, owned).with_tokens(&table);
+            let classes = cells::token_classes(&c, &p);
+            if !classes.is_empty() {
+                next.insert((f, owning), classes);
+            }
+        }
+        if next == table {
+            break;
+        }
+        table = next;
+    }
+    table
 }
 
 /// Names every cell a nested pattern of a `match` on a local takes apart:
@@ -563,6 +730,7 @@ fn plan(
     d: &Decider,
     items: &ir::ItemTree,
     owned: std::collections::HashSet<ir::LocalId>,
+    tokens: Option<&cells::TokenTable>,
 ) -> (rewrite::Plan, Vec<DropReason>) {
     let body = d.body;
     let mut plan = rewrite::Plan::default();
@@ -681,7 +849,12 @@ fn plan(
             _ => {}
         }
     }
-    cells::plan(&cells::Cells::owning(d, items, owned), &mut plan, &mut why);
+    let c = cells::Cells::owning(d, items, owned);
+    let c = match tokens {
+        Some(t) => c.with_tokens(t),
+        None => c,
+    };
+    cells::plan(&c, &mut plan, &mut why);
     let mut sets: Vec<ExprId> = d.facts.exprs.iter().map(|(e, _)| e).collect();
     sets.sort_by_key(|e| e.into_raw().into_u32());
     for e in sets {
@@ -737,7 +910,11 @@ pub fn explain(a: &Analysis, path: &str) -> String {
         program: &a.program,
         summaries: &a.summaries,
     };
-    let owning = |f: FnId| a.program.items.fns[f].owning_of.is_some();
+    // A version the pass made (owning or `#token`), not the source's.
+    let owning = |f: FnId| {
+        let sig = &a.program.items.fns[f];
+        sig.owning_of.is_some() || sig.takes_token
+    };
     let sharing_fates: Vec<&Fate> = a.fates.iter().filter(|f| !owning(f.func)).collect();
     let n = sharing_fates.iter().filter(|f| f.allocates).count();
     let calls = sharing_fates
@@ -787,6 +964,19 @@ pub fn explain(a: &Analysis, path: &str) -> String {
             }
         ));
     }
+    for (at, f, v, why) in &a.handoffs {
+        let (l, c) = a.program.line_col(*at);
+        out.push_str(&format!(
+            "{l}:{c} call {}: {}{}\n",
+            ir::pretty::fn_name(&a.program.items.fns[*v]),
+            cx.drop_reason(*f, why.clone()),
+            if owning(*f) {
+                format!(" (in {})", ir::pretty::fn_name(&a.program.items.fns[*f]))
+            } else {
+                String::new()
+            }
+        ));
+    }
     for (at, f, m) in &a.sets {
         let (l, c) = a.program.line_col(*at);
         out.push_str(&format!("{l}:{c} {}\n", cx.set_mode(*f, m)));
@@ -813,7 +1003,7 @@ pub fn emit_summaries(a: &Analysis) -> String {
         let Some(s) = a.summaries.get(fn_index(f)) else {
             continue;
         };
-        if sig.owning_of.is_some() {
+        if sig.owning_of.is_some() || sig.takes_token {
             continue;
         }
         let result = if !sig.ret.is_freeable() {

@@ -191,6 +191,15 @@ pub enum DropReason {
         local: LocalId,
         by: ir::ExprId,
     },
+    /// Not a free: the cell's block is handed to the call given, whose
+    /// `#token` version builds a constructor of its size class in it.
+    TokenPassed {
+        local: LocalId,
+        call: ir::ExprId,
+    },
+    /// The reuse token a caller handed on (a `#token` version's last
+    /// parameter): no constructor of its size class on this path.
+    HandedTokenFreed(LocalId),
     /// Not a free: a `set` writes into its receiver's buffer
     /// ([`ir::ExprKind::SetInPlace`]), for the reason given.
     SetInPlace(InPlace),
@@ -553,6 +562,15 @@ impl Cx<'_> {
                 self.local(f, local),
                 self.site_name(f, by),
                 self.pos(self.program.source_map(f).expr(by).start)
+            ),
+            DropReason::TokenPassed { local, call } => format!(
+                "{} handed to the call at {}, which builds in its block",
+                self.local(f, local),
+                self.pos(self.program.source_map(f).expr(call).start)
+            ),
+            DropReason::HandedTokenFreed(l) => format!(
+                "{} (a block the caller handed on): no constructor of its size on this path",
+                self.local(f, l)
             ),
         }
     }

@@ -49,6 +49,14 @@ pub struct Plan {
     /// Calls that run the callee's owning version: the callee, then (once
     /// the versions exist) that version.
     pub owning_calls: HashMap<ExprId, ir::FnId>,
+    /// Calls the arm's result is, handed a reuse token: (the token, its
+    /// size class, the reason). The call runs the callee's `#token`
+    /// version, with the token as a last argument.
+    pub token_calls: HashMap<ExprId, (LocalId, usize, u32)>,
+    /// The `#token` version each of `token_calls` runs (once it exists).
+    pub token_targets: HashMap<ExprId, ir::FnId>,
+    /// In a `#token` version: its token parameter.
+    pub handed_token: Option<LocalId>,
 }
 
 /// What a destructive match's arm frees at its start: drops of the token
@@ -237,6 +245,16 @@ impl Rw<'_> {
         if let Some(&g) = self.plan.owning_calls.get(&e) {
             if let ExprKind::Call { callee, .. } = &mut kind {
                 *callee = ir::Callee::Fn(g);
+            }
+        }
+        if let (Some(&(token, _, _)), Some(&g)) = (
+            self.plan.token_calls.get(&e),
+            self.plan.token_targets.get(&e),
+        ) {
+            let arg = self.local_expr(token, self.span(e));
+            if let ExprKind::Call { callee, args } = &mut kind {
+                *callee = ir::Callee::Fn(g);
+                args.push(arg);
             }
         }
         if self.plan.puts.contains(&e) {
