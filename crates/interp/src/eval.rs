@@ -603,6 +603,41 @@ impl<'p> Interp<'p> {
         self.call_fn_lent(f, args, at, Vec::new())
     }
 
+    /// The arguments of a direct call of `f` and their lent lists. The
+    /// reuse token a `#token` version takes last is a block whose fields
+    /// were moved out: handing it on reads none of them (no lent list).
+    fn eval_fn_args(
+        &mut self,
+        fr: &mut Frame<'p>,
+        f: FnId,
+        args: &[ExprId],
+    ) -> R<(Vec<Value>, Vec<Option<Lent>>)> {
+        let token = match args.split_last() {
+            Some((&last, _)) if self.prog.items.fns[f].takes_token => match fr.body[last].kind {
+                ExprKind::Local(l) => Some(l),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(tok) = token else {
+            let vals = self.eval_args(fr, args)?;
+            let lent = self.args_lent(fr, args);
+            return Ok((vals, lent));
+        };
+        let front = &args[..args.len() - 1];
+        let mut vals = self.eval_args(fr, front)?;
+        let v = fr.get(tok).clone();
+        if self.check {
+            self.check_live(&v)?;
+        }
+        vals.push(v);
+        let mut lent = self.args_lent(fr, front);
+        if !lent.is_empty() {
+            lent.push(None);
+        }
+        Ok((vals, lent))
+    }
+
     /// With the oracle on, per argument: the lent list of the local it
     /// reads from, which becomes its parameter's (see [`Lent`]).
     fn args_lent(&mut self, fr: &mut Frame<'p>, args: &[ExprId]) -> Vec<Option<Lent>> {
@@ -1176,11 +1211,8 @@ impl<'p> Interp<'p> {
         args: &[ExprId],
     ) -> R<Value> {
         match callee {
-            Callee::Fn(f) => match self.eval_args(fr, args) {
-                Ok(vals) => {
-                    let lent = self.args_lent(fr, args);
-                    self.call_fn_lent(*f, vals, fr.smap.expr(e).start, lent)
-                }
+            Callee::Fn(f) => match self.eval_fn_args(fr, *f, args) {
+                Ok((vals, lent)) => self.call_fn_lent(*f, vals, fr.smap.expr(e).start, lent),
                 Err(c) => Err(c),
             },
             _ => self.eval_call_other(fr, e, callee, args),
@@ -1210,8 +1242,7 @@ impl<'p> Interp<'p> {
     ) -> R<Value> {
         match callee {
             Callee::Fn(f) => {
-                let vals = self.eval_args(fr, args)?;
-                let lent = self.args_lent(fr, args);
+                let (vals, lent) = self.eval_fn_args(fr, *f, args)?;
                 self.call_fn_lent(*f, vals, fr.smap.expr(e).start, lent)
             }
             Callee::Value(c) => self.eval_call_indirect(fr, e, *c, args),

@@ -294,7 +294,7 @@ pub fn analyze(program: &Program) -> Analysis {
         };
         let with_token;
         let (body, sm) = match token {
-            Some(class) => {
+            Some(_) => {
                 let ty = out.items.fns[id].params.last().map(|p| p.1.clone());
                 with_token = token_param(body, sm, ty.unwrap_or(ir::Ty::Unit));
                 (&with_token.0, &with_token.1)
