@@ -75,8 +75,19 @@ fn fingerprint(text: &str) -> BTreeMap<String, String> {
                 format!("{}:{kind}", cx.fn_name(*g))
             })
             .collect();
+        // `#token` versions of one function differ by their token's type.
+        let name = match sig.params.last() {
+            Some((_, ty)) if sig.takes_token => {
+                format!(
+                    "{}: {}",
+                    ir::pretty::fn_name(sig),
+                    ir::pretty::ty_to_string(&a.program.items, ty)
+                )
+            }
+            _ => ir::pretty::fn_name(sig),
+        };
         out.insert(
-            ir::pretty::fn_name(sig),
+            name,
             format!(
                 "fresh={} deep={} borrowed={:?} owned_deep={} cell_borrowed={:?} owning={:?} owning_result={} calls={calls:?}\n{}\n{:?}",
                 s.fresh_result,
@@ -119,6 +130,8 @@ fn stable(cx: &ownership::reason::Cx, r: DropReason) -> String {
         | DropReason::DeadValue(_)
         | DropReason::DeadField(_)
         | DropReason::Reused { .. }
+        | DropReason::TokenPassed { .. }
+        | DropReason::HandedTokenFreed(_)
         | DropReason::SetInPlace(_) => format!("{r:?}"),
     }
 }

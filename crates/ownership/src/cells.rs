@@ -28,7 +28,13 @@
 //!   (not under a loop or lambda) is built in it; where there is none and
 //!   the arm's value is an `if` or a `match` (through block tails), the
 //!   first one on each branch's path is, at most one per path, and a
-//!   branch with none frees the token at its start (`Takers`). With no
+//!   branch with none frees the token at its start (`Takers`). A path
+//!   with no constructor whose value is a direct call of a version that
+//!   takes a token of the class (`TokenTable`) hands the token to it: the
+//!   call runs that version's `#token` variant, whose last parameter is
+//!   the token, given to the first constructor of its class each path
+//!   leaves after the variant's own tokens, or handed on again, or freed
+//!   at the start of the paths with none (`hand_token`). With no
 //!   constructor on any path the token is freed at the start of the arm.
 //!   An arm whose pattern is `_` drops the whole value deep; an arm
 //!   binding the whole value keeps it.
@@ -1302,8 +1308,7 @@ impl<'a, 'd> Cells<'a, 'd> {
             let handed = taken
                 .iter()
                 .any(|c| matches!(body[*c].kind, ExprKind::Call { .. }));
-            if !taken.is_empty()
-                && (handed || !nested.is_empty() || self.frees_field(arm, &taken))
+            if !taken.is_empty() && (handed || !nested.is_empty() || self.frees_field(arm, &taken))
             {
                 if a.reuse.is_some() {
                     a.clear.push((x, arm.pat));
@@ -1730,7 +1735,8 @@ fn take_token(
                 local: tok,
                 call: c,
             });
-            plan.token_calls.insert(c, (tok, t.class, (why.len() - 1) as u32));
+            plan.token_calls
+                .insert(c, (tok, t.class, (why.len() - 1) as u32));
         } else {
             why.push(R::Reused { local: tok, by: c });
             plan.reuses.insert(c, (tok, (why.len() - 1) as u32));

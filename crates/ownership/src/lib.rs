@@ -335,7 +335,7 @@ pub fn analyze(program: &Program) -> Analysis {
                     let base = if g_owning { versions[g] } else { *g };
                     let mut sig = items.fns[base].clone();
                     sig.takes_token = true;
-                    let ty = token_ty(&program.bodies[fn_index(*g)], &program.items, class)
+                    let ty = token_ty(program, &tokens, *g, class, &mut Vec::new())
                         .unwrap_or_else(|| body.locals[tok].ty.clone());
                     sig.params.push(("token".into(), ty));
                     let v = items.fns.alloc(sig);
@@ -358,7 +358,7 @@ pub fn analyze(program: &Program) -> Analysis {
                 }
             };
             plan.token_targets.insert(e, v);
-            handoffs.push((sm.expr(e).start, id, v, why[r as usize].clone()));
+            handoffs.push((sm.expr(e).start, id, v, why[r as usize]));
         }
         {
             let c = cells::Cells::owning(&d, &program.items, owned.clone());
@@ -466,15 +466,42 @@ fn token_param(
     (body, sm)
 }
 
-/// The type of a `#token` version's token parameter: that of its first
-/// constructor of size class `class`, if any (else the caller's token's:
-/// any cell type of the class would do, the token is only built into or
-/// freed).
-fn token_ty(body: &ir::Body, items: &ir::ItemTree, class: usize) -> Option<ir::Ty> {
-    body.exprs
+/// The type of `f`'s `#token` version's token parameter: that of its
+/// first constructor of size class `class`, else of the token of the
+/// first call it may hand it to (any cell type of the class would do:
+/// the token is only built into or freed; this one depends on `f`'s
+/// body, not on which caller came first).
+fn token_ty(
+    program: &Program,
+    tokens: &cells::TokenTable,
+    f: FnId,
+    class: usize,
+    seen: &mut Vec<FnId>,
+) -> Option<ir::Ty> {
+    if seen.contains(&f) {
+        return None;
+    }
+    seen.push(f);
+    let body = program.bodies.get(fn_index(f))?;
+    if let Some((_, x)) = body
+        .exprs
         .iter()
-        .find(|(e, _)| cells::ctor_class(body, items, *e) == Some(class))
-        .map(|(_, x)| x.ty.clone())
+        .find(|(e, _)| cells::ctor_class(body, &program.items, *e) == Some(class))
+    {
+        return Some(x.ty.clone());
+    }
+    body.exprs.iter().find_map(|(_, x)| match &x.kind {
+        ExprKind::Call {
+            callee: ir::Callee::Fn(g),
+            ..
+        } if [false, true]
+            .iter()
+            .any(|o| tokens.get(&(*g, *o)).is_some_and(|cs| cs.contains(&class))) =>
+        {
+            token_ty(program, tokens, *g, class, seen)
+        }
+        _ => None,
+    })
 }
 
 /// Per version (the sharing one of every function, the owning ones some
@@ -512,8 +539,7 @@ fn token_table(
         let mut next = cells::TokenTable::new();
         for &(f, owning) in &versions {
             let i = fn_index(f);
-            let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i))
-            else {
+            let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
                 continue;
             };
             let facts = walk::walk(body, sm, summaries);
@@ -969,7 +995,7 @@ pub fn explain(a: &Analysis, path: &str) -> String {
         out.push_str(&format!(
             "{l}:{c} call {}: {}{}\n",
             ir::pretty::fn_name(&a.program.items.fns[*v]),
-            cx.drop_reason(*f, why.clone()),
+            cx.drop_reason(*f, *why),
             if owning(*f) {
                 format!(" (in {})", ir::pretty::fn_name(&a.program.items.fns[*f]))
             } else {
