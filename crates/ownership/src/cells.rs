@@ -1754,6 +1754,18 @@ fn take_token(
     true
 }
 
+/// The constructors and calls the plan already gave a token to.
+fn planned_takers(plan: &crate::rewrite::Plan) -> Vec<ExprId> {
+    let mut taken: Vec<ExprId> = plan
+        .reuses
+        .keys()
+        .chain(plan.token_calls.keys())
+        .copied()
+        .collect();
+    taken.sort_by_key(|e| e.into_raw().into_u32());
+    taken
+}
+
 /// The `#token` version's own token: its last parameter `tok`, a block
 /// of size class `class` its caller took apart, given to the first
 /// constructor of that class on each path its own tokens left (or handed
@@ -1770,13 +1782,7 @@ pub fn hand_token(
         return;
     };
     plan.handed_token = Some(tok);
-    let mut taken: Vec<ExprId> = plan
-        .reuses
-        .keys()
-        .chain(plan.token_calls.keys())
-        .copied()
-        .collect();
-    taken.sort_by_key(|e| e.into_raw().into_u32());
+    let taken = planned_takers(plan);
     let t = c.takers(root, class, &taken);
     if !take_token(body, plan, why, tok, t.as_ref()) {
         why.push(crate::DropReason::HandedTokenFreed(tok));
@@ -1794,13 +1800,7 @@ pub fn token_classes(c: &Cells, plan: &crate::rewrite::Plan) -> Vec<usize> {
     let Some(root) = body.root else {
         return Vec::new();
     };
-    let mut taken: Vec<ExprId> = plan
-        .reuses
-        .keys()
-        .chain(plan.token_calls.keys())
-        .copied()
-        .collect();
-    taken.sort_by_key(|e| e.into_raw().into_u32());
+    let taken = planned_takers(plan);
     let mut classes: Vec<usize> = body
         .exprs
         .iter()
