@@ -37,16 +37,126 @@ fn is_ws(c: u8) -> bool {
     c <= b' ' && WS >> c & 1 != 0
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+const LOWS: u64 = ONES * 0x7f;
+
+/// The eight bytes at `i` of `b` (`i + 8 <= b.len()`), the first lowest.
+#[inline(always)]
+fn word_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"))
+}
+
+/// The high bit of each byte of `w` below `n` (1..=0x80), exactly: the
+/// low seven bits plus `0x80 - n` carry into the high bit when they reach
+/// `n`, never past it, and a byte with its own high bit set is not below.
+#[inline(always)]
+fn bytes_below(w: u64, n: u8) -> u64 {
+    !(((w & LOWS) + ONES * (0x80 - n as u64)) | w) & HIGHS
+}
+
+/// The high bit of each byte of `w` equal to `c`, exactly (no borrow
+/// crosses a byte: the low seven bits plus 0x7f reach the high bit when
+/// any is set).
+#[inline(always)]
+fn bytes_equal(w: u64, c: u8) -> u64 {
+    let x = w ^ (ONES * c as u64);
+    !(((x & LOWS) + LOWS) | x) & HIGHS
+}
+
+/// The high bit of each whitespace byte of `w` ([`is_ws`], eight at once):
+/// tab to carriage return except the vertical tab, and space.
+#[inline(always)]
+fn ws_bytes(w: u64) -> u64 {
+    let controls = bytes_below(w, 0x0e) & !bytes_below(w, 0x09) & !bytes_equal(w, 0x0b);
+    controls | bytes_equal(w, b' ')
+}
+
+/// The words of a string (`(start, end)` byte ranges) in one pass, eight
+/// bytes at a time: a word starts at each byte that is not whitespace and
+/// follows whitespace (or the start), and ends at the next whitespace byte
+/// (or the end). Starts and ends alternate, so each bit found opens or
+/// closes the word.
+struct Words<'a> {
+    b: &'a [u8],
+    /// The next byte to read.
+    i: usize,
+    /// The starts and ends not yet taken of the eight bytes at `base`.
+    events: u64,
+    base: usize,
+    /// Whether a word is open (and where it started).
+    in_word: bool,
+    open: usize,
+}
+
+impl<'a> Words<'a> {
+    fn new(b: &'a [u8]) -> Words<'a> {
+        Words {
+            b,
+            i: 0,
+            events: 0,
+            base: 0,
+            in_word: false,
+            open: 0,
+        }
+    }
+}
+
+impl Iterator for Words<'_> {
+    type Item = (usize, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        loop {
+            if self.events != 0 {
+                let at = self.base + (self.events.trailing_zeros() / 8) as usize;
+                self.events &= self.events - 1;
+                if self.in_word {
+                    self.in_word = false;
+                    return Some((self.open, at));
+                }
+                self.in_word = true;
+                self.open = at;
+                continue;
+            }
+            let len = self.b.len();
+            if self.i + 8 <= len {
+                let ws = ws_bytes(word_at(self.b, self.i));
+                // Each byte's high bit here: whether the byte before it is
+                // whitespace (the start counts as whitespace).
+                let before = ws << 8 | u64::from(!self.in_word) << 7;
+                self.events = (!ws & HIGHS & before) | (ws & !before);
+                self.base = self.i;
+                self.i += 8;
+                continue;
+            }
+            while self.i < len {
+                let (at, ws) = (self.i, is_ws(self.b[self.i]));
+                self.i += 1;
+                if ws == self.in_word {
+                    self.in_word = !ws;
+                    if ws {
+                        return Some((self.open, at));
+                    }
+                    self.open = at;
+                }
+            }
+            if self.in_word {
+                self.in_word = false;
+                return Some((self.open, len));
+            }
+            return None;
+        }
+    }
+}
+
 /// Where the first `\n` at or after `at` is, eight bytes at a time.
 #[inline(always)]
 fn find_newline(b: &[u8], at: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     const NL: u64 = ONES * b'\n' as u64;
     let mut i = at;
     while i + 8 <= b.len() {
-        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
-        let x = w ^ NL;
+        let x = word_at(b, i) ^ NL;
         // A zero byte of `x` (a newline of `w`) sets its high bit here; the
         // lowest set bit is exact (borrows only run upward).
         let hit = x.wrapping_sub(ONES) & !x & HIGHS;
@@ -135,9 +245,20 @@ fn count(kind: u64, b: &[u8], sep: &[u8]) -> u64 {
             feeds + u64::from(b.last().is_some_and(|&c| c != b'\n'))
         }
         WORDS => {
+            // A word starts at each byte that is not whitespace and follows
+            // whitespace (or the start): eight bytes at a time, the byte
+            // before each one's bit shifted in from below.
             let mut n = 0;
             let mut after_ws = true;
-            for &c in b {
+            let mut i = 0;
+            while i + 8 <= b.len() {
+                let ws = ws_bytes(word_at(b, i));
+                let before = ws << 8 | u64::from(after_ws) << 7;
+                n += u64::from((!ws & HIGHS & before).count_ones());
+                after_ws = ws >> 63 != 0;
+                i += 8;
+            }
+            for &c in &b[i..] {
                 let ws = is_ws(c);
                 n += u64::from(after_ws & !ws);
                 after_ws = ws;
@@ -190,16 +311,26 @@ pub(crate) unsafe fn list_of(kind: u64, p: u64, len: u64, s: u64, slen: u64, sit
     // The views keep the string alive once they are in the list; until
     // then this frame does.
     std::hint::black_box(&p);
-    let (mut c, mut i) = (0, 0);
-    while let Some((start, end, next_c)) = next(kind, b, sep, c) {
+    let put = |i: usize, start: usize, end: usize| {
         let v = view(&b[start..end]);
-        // SAFETY: `count` counted exactly the pieces `next` cuts, so
-        // `i < n` and both words are inside the fresh list of `n` two-word
-        // elements (non-null: this loop runs only when `n > 0`).
+        // SAFETY: `count` counted exactly the pieces `next` (and `Words`,
+        // which cuts the same words) cuts, so `i < n` and both words are
+        // inside the fresh list of `n` two-word elements (non-null: this
+        // runs only when `n > 0`).
         unsafe {
             out.add(2 * i).write(v.0);
             out.add(2 * i + 1).write(v.1);
         }
+    };
+    if kind == WORDS {
+        for (i, (start, end)) in Words::new(b).enumerate() {
+            put(i, start, end);
+        }
+        return Pair(out as u64, n);
+    }
+    let (mut c, mut i) = (0, 0);
+    while let Some((start, end, next_c)) = next(kind, b, sep, c) {
+        put(i, start, end);
         i += 1;
         c = next_c;
     }
@@ -269,16 +400,24 @@ pub unsafe extern "C" fn sspur_piece_counts(
     // frame, so the string outlives the views the map keeps of it.
     let (b, sep) = unsafe { (bytes(p, len), bytes(s, slen)) };
     let m = super::map::sspur_map_new(super::map::KEY_STR, site);
-    let mut c = 0;
-    let pieces = std::iter::from_fn(|| {
-        let (start, end, next_c) = next(kind, b, sep, c)?;
-        c = next_c;
+    let key = |(start, end): (usize, usize)| {
         let k = view(&b[start..end]);
-        Some((k.0, k.1))
-    });
-    // SAFETY: `m` is the live map made above and each key a view of the
-    // live string.
-    unsafe { super::map::counts_add_all(m, pieces, site) };
+        (k.0, k.1)
+    };
+    if kind == WORDS {
+        // SAFETY: `m` is the live map made above and each key a view of
+        // the live string.
+        unsafe { super::map::counts_add_all(m, Words::new(b).map(key), site) };
+    } else {
+        let mut c = 0;
+        let pieces = std::iter::from_fn(|| {
+            let (start, end, next_c) = next(kind, b, sep, c)?;
+            c = next_c;
+            Some(key((start, end)))
+        });
+        // SAFETY: as above.
+        unsafe { super::map::counts_add_all(m, pieces, site) };
+    }
     std::hint::black_box(p);
     m
 }
@@ -296,6 +435,52 @@ mod tests {
             c = n;
         }
         out
+    }
+
+    #[test]
+    fn whitespace_eight_bytes_at_a_time() {
+        // Every byte value in every position of a word, against `is_ws`.
+        for c in 0..=255u8 {
+            for pos in 0..8 {
+                let mut bytes = [b'a'; 8];
+                bytes[pos] = c;
+                bytes[(pos + 3) % 8] = 0x80 | c;
+                let w = u64::from_le_bytes(bytes);
+                let want: u64 = (0..8)
+                    .filter(|&k| is_ws(bytes[k]))
+                    .map(|k| 0x80u64 << (8 * k))
+                    .sum();
+                assert_eq!(ws_bytes(w), want, "byte {c:#x} at {pos}");
+            }
+        }
+    }
+
+    #[test]
+    fn words_at_once_match_rust_on_generated_text() {
+        // Strings of every length up to 40 from a small alphabet heavy in
+        // whitespace and near-whitespace bytes, from a fixed seed.
+        let alphabet = b" \t\n\r\x0b\x0c\x08\x0e\x1fab\xc3\xa9xyz";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..40 {
+            for _ in 0..200 {
+                let mut t = String::new();
+                while t.len() < len {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let k = (seed % (alphabet.len() as u64 - 1)) as usize;
+                    // The two bytes of an é stay together.
+                    match alphabet[k] {
+                        0xc3 | 0xa9 => t.push('é'),
+                        c => t.push(c as char),
+                    }
+                }
+                let words: Vec<&str> = t.split_ascii_whitespace().collect();
+                let at_once: Vec<&str> = Words::new(t.as_bytes()).map(|(s, e)| &t[s..e]).collect();
+                assert_eq!(at_once, words, "{t:?}");
+                assert_eq!(count(WORDS, t.as_bytes(), b""), words.len() as u64, "{t:?}");
+            }
+        }
     }
 
     #[test]
@@ -321,6 +506,9 @@ mod tests {
             "no feed in these sixteen bytes or more",
             "  words\x0cwith\x0bodd\tspace  \n  ",
             "ünïcödé characters wider than one byte, ünïcödé\n",
+            "seven b\teight by\rtes\x0bfor a\x0cword  \x0b \x1f\x0e\x08 at\n\na time\u{a0}x",
+            "        sixteen\tbytes\r\nof words  ",
+            "x       y       z",
         ];
         for t in texts {
             let chars: Vec<String> = t.chars().map(String::from).collect();
@@ -339,6 +527,9 @@ mod tests {
             assert_eq!(pieces(CHARS, t, ""), chars, "chars of {t:?}");
             let words: Vec<&str> = t.split_ascii_whitespace().collect();
             assert_eq!(pieces(WORDS, t, ""), words, "words of {t:?}");
+            let b = t.as_bytes();
+            let at_once: Vec<&str> = Words::new(b).map(|(s, e)| &t[s..e]).collect();
+            assert_eq!(at_once, words, "words of {t:?} eight bytes at a time");
             let lines: Vec<&str> = t.lines().collect();
             assert_eq!(pieces(LINES, t, ""), lines, "lines of {t:?}");
             for sep in [",", "", "ab", "\n", "b"] {
