@@ -4,7 +4,8 @@
 //! in. The two must fuse exactly the same chains, or a list the pass
 //! thought unbuilt would be built and left to the collector (or the other
 //! way round). Checked on every corpus program, ownership case, example
-//! and benchmark.
+//! and benchmark. The same holds for the upserts (`ir::upsert`) the
+//! backend runs with one probe and `explain` reports.
 
 use ir::effects::Effects;
 use ir::fusion::{Consumer, Plan};
@@ -28,10 +29,10 @@ fn fused(program: &ir::Program) -> Vec<(u32, String)> {
     out
 }
 
-#[test]
-fn the_analysed_program_fuses_what_the_checked_one_does() {
-    let mut seen = 0;
-    let mut fusions = 0;
+/// Every corpus program, ownership case, example and benchmark that
+/// checks: its path and its checked and analysed programs.
+fn corpus() -> Vec<(std::path::PathBuf, ir::Program, std::sync::Arc<ir::Program>)> {
+    let mut out = Vec::new();
     for dir in ["tests/programs", "tests/ownership", "examples", "bench"] {
         let Ok(entries) = fs::read_dir(dir) else {
             continue;
@@ -46,13 +47,52 @@ fn the_analysed_program_fuses_what_the_checked_one_does() {
             let Ok(program) = check::check_source(&text) else {
                 continue;
             };
-            let before = fused(&program);
-            let after = fused(&ownership::analyze(&program).program);
-            assert_eq!(before, after, "{}", path.display());
-            seen += 1;
-            fusions += before.len();
+            let analysed = ownership::analyze(&program).program;
+            out.push((path, program, analysed));
         }
+    }
+    out
+}
+
+#[test]
+fn the_analysed_program_fuses_what_the_checked_one_does() {
+    let mut seen = 0;
+    let mut fusions = 0;
+    for (path, program, analysed) in corpus() {
+        let before = fused(&program);
+        let after = fused(&analysed);
+        assert_eq!(before, after, "{}", path.display());
+        seen += 1;
+        fusions += before.len();
     }
     assert!(seen > 100, "only {seen} programs");
     assert!(fusions > 20, "only {fusions} fused chains");
+}
+
+/// Each upsert's verdict (`ir::upsert`), by the put's position: `explain`
+/// reads the checked program's, the native backend the analysed one's.
+fn upserts(program: &ir::Program) -> Vec<(u32, bool)> {
+    let mut out = Vec::new();
+    for (f, _) in program.items.fns.iter() {
+        let sm = program.source_map(f);
+        for u in ir::upsert::Plan::body(program.body(f)).upserts {
+            out.push((sm.expr(u.put).start, u.fused()));
+        }
+    }
+    // An owning version repeats its function's upserts.
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn the_analysed_program_fuses_the_upserts_the_checked_one_does() {
+    let mut fused = 0;
+    for (path, program, analysed) in corpus() {
+        let before = upserts(&program);
+        let after = upserts(&analysed);
+        assert_eq!(before, after, "{}", path.display());
+        fused += before.iter().filter(|(_, f)| *f).count();
+    }
+    assert!(fused > 10, "only {fused} fused upserts");
 }

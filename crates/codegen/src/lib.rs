@@ -275,6 +275,7 @@ fn compile(
         },
         effects: ir::effects::Effects::of(program),
         plans: HashMap::new(),
+        upserts: HashMap::new(),
     };
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
     let mut funcs = Vec::new();

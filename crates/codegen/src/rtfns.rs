@@ -184,6 +184,8 @@ rt_fns! {
     sspur_map_put = map::sspur_map_put, 6, None;
     sspur_map_put_owned = map::sspur_map_put_owned, 6, None;
     sspur_map_find = map::sspur_map_find, 3, One;
+    sspur_map_probe = map::sspur_map_probe, 3, One;
+    sspur_map_commit = map::sspur_map_commit, 7, One;
     sspur_map_remove = map::sspur_map_remove, 3, One;
     sspur_map_len = map::sspur_map_len, 1, One;
     sspur_map_part = map::sspur_map_part, 5, Pair;

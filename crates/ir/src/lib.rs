@@ -33,6 +33,7 @@ pub mod effects;
 pub mod fusion;
 pub mod methods;
 pub mod pretty;
+pub mod upsert;
 pub mod visit;
 
 use std::sync::Arc;

@@ -14,7 +14,9 @@
 //! - `m.put_owned(k, v)` for [`ExprKind::PutOwnedKey`];
 //! - `xs.set_in_place(i, v) (reason 2)` for [`ExprKind::SetInPlace`], or
 //!   with the reason's text;
-//! - `builder_new(", ")`, `builder_push(b, e)`, `builder_finish(b)`.
+//! - `builder_new(", ")`, `builder_push(b, e)`, `builder_finish(b)`;
+//! - `[fused: ...]` after a fused chain and `[upsert: ...]` after the put
+//!   of a fused upsert (`crate::upsert`).
 
 use std::fmt::Write;
 
@@ -55,7 +57,14 @@ fn program_with(p: &Program, why: Option<&DropWhy>) -> String {
             }
             if let Some(b) = p.bodies.get(i) {
                 let plan = effects.as_ref().map(|fx| crate::fusion::Plan::body(b, fx));
-                fns.push_str(&function_here(&p.items, id, b, why, plan.as_ref()));
+                let upserts = why.map(|_| crate::upsert::Plan::body(b));
+                fns.push_str(&function_here(
+                    &p.items,
+                    id,
+                    b,
+                    why,
+                    (plan.as_ref(), upserts.as_ref()),
+                ));
             }
         }
         fns
@@ -95,7 +104,7 @@ pub fn body(p: &Program, f: FnId) -> String {
 /// levels deep, so it runs on a thread with a large (reserved, not
 /// committed) stack.
 pub fn function(items: &ItemTree, f: FnId, body: &Body) -> String {
-    with_big_stack(|| function_here(items, f, body, None, None))
+    with_big_stack(|| function_here(items, f, body, None, (None, None)))
 }
 
 /// Runs `work` on a thread with a 256 MB stack (reserved, not committed).
@@ -108,12 +117,12 @@ fn function_here(
     f: FnId,
     body: &Body,
     why: Option<&DropWhy>,
-    fusion: Option<&crate::fusion::Plan>,
+    plans: (Option<&crate::fusion::Plan>, Option<&crate::upsert::Plan>),
 ) -> String {
     let sig = &items.fns[f];
     let mut pr = Printer::new(items, body);
     pr.why = why.map(|w| (f, w));
-    pr.fusion = fusion;
+    (pr.fusion, pr.upserts) = plans;
     let _ = write!(pr.out, "fn {}(", fn_name(sig));
     for (i, (name, ty)) in sig.params.iter().enumerate() {
         if i > 0 {
@@ -244,6 +253,8 @@ struct Printer<'a> {
     why: Option<(FnId, &'a DropWhy<'a>)>,
     /// The body's fusion plan (printed with the drops).
     fusion: Option<&'a crate::fusion::Plan>,
+    /// The body's upsert plan (printed with the drops).
+    upserts: Option<&'a crate::upsert::Plan>,
 }
 
 impl<'a> Printer<'a> {
@@ -251,6 +262,13 @@ impl<'a> Printer<'a> {
     fn fused_mark(&mut self, chain: Option<&crate::fusion::Chain>) {
         if let Some(c) = chain {
             let _ = write!(self.out, "  [fused: {}]", c.names(self.body).join(" -> "));
+        }
+    }
+
+    /// `  [upsert: get_or -> put, one probe]` after a fused upsert's put.
+    fn upsert_mark(&mut self, e: ExprId) {
+        if let Some(u) = self.upserts.and_then(|p| p.fused_put(e)) {
+            let _ = write!(self.out, "  [upsert: {} -> put, one probe]", u.kind.name());
         }
     }
 
@@ -279,6 +297,7 @@ impl<'a> Printer<'a> {
             names,
             why: None,
             fusion: None,
+            upserts: None,
         }
     }
 
@@ -536,6 +555,7 @@ impl<'a> Printer<'a> {
                 }
                 let chain = self.fusion.and_then(|p| p.fused_consumer(e));
                 self.fused_mark(chain);
+                self.upsert_mark(e);
             }
             ExprKind::Index { base, index } => {
                 self.operand(*base);
@@ -666,6 +686,7 @@ impl<'a> Printer<'a> {
                 self.out.push_str(", ");
                 self.expr(*value);
                 self.out.push(')');
+                self.upsert_mark(e);
             }
             ExprKind::SetInPlace {
                 list,

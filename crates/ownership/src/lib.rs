@@ -203,6 +203,9 @@ pub struct Analysis {
     /// Every chain of list methods fusion considered, in source order:
     /// (offset, function, chain with its verdict).
     pub pipelines: Vec<(u32, FnId, ir::fusion::Chain)>,
+    /// Every put whose value looks up its own key (`ir::upsert`), in
+    /// source order: (offset, function, upsert with its verdict).
+    pub upserts: Vec<(u32, FnId, ir::upsert::Upsert)>,
     /// Every `set` call, in source order: (offset, function, in place or
     /// a copy, and why).
     pub sets: Vec<(u32, FnId, SetMode)>,
@@ -266,6 +269,7 @@ pub fn analyze(program: &Program) -> Analysis {
     let mut reasons = Vec::new();
     let mut builders = Vec::new();
     let mut pipelines = Vec::new();
+    let mut upserts = Vec::new();
     let mut sets = Vec::new();
     let mut calls = Vec::new();
     let mut handoffs = Vec::new();
@@ -388,6 +392,9 @@ pub fn analyze(program: &Program) -> Analysis {
                 };
                 pipelines.push((at, f, c.clone()));
             }
+            for u in ir::upsert::Plan::body(body).upserts {
+                upserts.push((sm.expr(u.put).start, f, u));
+            }
             for (e, _) in body.exprs.iter() {
                 if let Some(m) = d.set_mode(e) {
                     sets.push((d.set_at(e), f, m));
@@ -430,6 +437,7 @@ pub fn analyze(program: &Program) -> Analysis {
     builders.sort_by_key(|(at, b)| (*at, fn_index(b.func)));
     let builders = builders.into_iter().map(|(_, b)| b).collect();
     pipelines.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
+    upserts.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     sets.sort_by_key(|(at, f, _)| (*at, fn_index(*f)));
     calls.sort_by_key(|(at, f, _, _)| (*at, fn_index(*f)));
     handoffs.sort_by_key(|(at, f, _, _)| (*at, fn_index(*f)));
@@ -440,6 +448,7 @@ pub fn analyze(program: &Program) -> Analysis {
         reasons,
         builders,
         pipelines,
+        upserts,
         sets,
         calls,
         handoffs,
@@ -1013,6 +1022,14 @@ pub fn explain(a: &Analysis, path: &str) -> String {
             "{l}:{c} pipeline {}: {}\n",
             chain.names(a.program.body(*f)).join(" -> "),
             report::render_verdict(&a.program, *f, chain)
+        ));
+    }
+    for (at, f, u) in &a.upserts {
+        let (l, c) = a.program.line_col(*at);
+        out.push_str(&format!(
+            "{l}:{c} upsert {} -> put: {}\n",
+            u.kind.name(),
+            report::render_upsert(&a.program, *f, u)
         ));
     }
     out

@@ -1058,3 +1058,53 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
         },
     }
 }
+
+/// Why an upsert probes once or twice, for `explain`.
+pub fn render_upsert(program: &ir::Program, f: FnId, u: &ir::upsert::Upsert) -> String {
+    use ir::upsert::{Refusal, Verdict};
+    let sm = program.source_map(f);
+    let pos = |e: ExprId| {
+        let (l, c) = program.line_col(sm.expr(e).start);
+        format!("{l}:{c}")
+    };
+    match u.verdict {
+        Verdict::Fused => format!(
+            "one probe: the put writes where the lookup at {} found the key, or inserts where it would go",
+            pos(u.lookup)
+        ),
+        Verdict::Refused(r) => match r {
+            Refusal::KeyNotName { key } => format!(
+                "two probes: the key at {} is not a literal, a name or a field of one",
+                pos(key)
+            ),
+            Refusal::Conditional { lookup } => format!(
+                "two probes: the lookup at {} does not run on every way to the put",
+                pos(lookup)
+            ),
+            Refusal::MayChangeMap { at } => {
+                let what = match &program.body(f)[at].kind {
+                    ExprKind::Call {
+                        callee: ir::Callee::Fn(g),
+                        ..
+                    } => format!("the call of {}", program.items.fns[*g].name),
+                    ExprKind::Method { method, .. } => match method {
+                        ir::Method::MapPut | ir::Method::MapRemove | ir::Method::MapUpdate => {
+                            method.name().to_string()
+                        }
+                        _ => format!("the function argument of {}", method.name()),
+                    },
+                    ExprKind::PutOwnedKey { .. } => "put".to_string(),
+                    _ => "the call of a function value".to_string(),
+                };
+                format!(
+                    "two probes: {what} at {} in the put's value may change a map",
+                    pos(at)
+                )
+            }
+            Refusal::Assigns { at } => format!(
+                "two probes: the assignment at {} in the put's value changes the map's or the key's name",
+                pos(at)
+            ),
+        },
+    }
+}

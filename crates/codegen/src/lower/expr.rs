@@ -8,6 +8,7 @@ use ::ir::{
     BinOp, Builtin, Callee, ExprId, ExprKind, FnId, InterpPart, Lit, LocalId, Ty, TypeDefKind, UnOp,
 };
 use cranelift_codegen::ir::{condcodes::FloatCC, condcodes::IntCC, types::I64, InstBuilder, Value};
+use cranelift_frontend::Variable;
 use cranelift_module::{DataId, FuncId, Module};
 
 impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
@@ -230,7 +231,13 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             ExprKind::PutOwnedKey { map, key, value } => {
                 let m = self.expr(*map)?[0];
                 let k = self.expr(*key)?;
+                let probe = self.upsert_begin(e);
                 let v = self.expr(*value)?;
+                if let Some(probe) = probe {
+                    let owned = self.sh.drops;
+                    self.upsert_put(e, probe, m, (k, v), owned);
+                    return Some(vec![m]);
+                }
                 let k = self.fit(k, 2);
                 let v = self.fit(v, 2);
                 let site = self.site(e);
@@ -694,11 +701,95 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         }
     }
 
+    /// The address of key `k`'s value words in map `m`, or null, for
+    /// lookup `e`: `sspur_map_find`, or for the lookup of a fused upsert
+    /// (`ir::upsert`) `sspur_map_probe`, whose answer its put reuses.
+    pub(super) fn map_lookup(&mut self, e: ExprId, m: Value, k: &[Value]) -> Value {
+        let kv = self.fit(k.to_vec(), 2);
+        let Some(&var) = self.probes.get(&e) else {
+            return self.rt1(F::sspur_map_find, &[m, kv[0], kv[1]]);
+        };
+        let answer = self.rt1(F::sspur_map_probe, &[m, kv[0], kv[1]]);
+        self.b.def_var(var, answer);
+        // An odd answer is where an insertion would go: not found.
+        let odd = self.b.ins().band_imm_u(answer, 1);
+        let null = self.iconst(0);
+        self.b.ins().select(odd, null, answer)
+    }
+
+    /// Before the value of put `e` is lowered: when `e` ends a fused
+    /// upsert, the variable its lookup's probe answer goes to.
+    pub(super) fn upsert_begin(&mut self, e: ExprId) -> Option<(ExprId, Variable)> {
+        let lookup = self.upserts.fused_put(e)?.lookup;
+        let var = self.new_temp();
+        // Never read as is: the lookup runs on every way to the put.
+        let none = self.iconst(-1);
+        self.b.def_var(var, none);
+        self.probes.insert(lookup, var);
+        Some((lookup, var))
+    }
+
+    /// The put of a fused upsert (`upsert_begin` gave `probe`): the value
+    /// is written where the lookup's probe found the key (inline for a
+    /// value without pointers and a key not owned: no barrier, no free),
+    /// else by `sspur_map_commit`, which inserts at the slot the probe
+    /// found; an owned key the map already held is freed, as `put_owned`
+    /// frees it.
+    pub(super) fn upsert_put(
+        &mut self,
+        e: ExprId,
+        probe: (ExprId, Variable),
+        m: Value,
+        kv: (Vals, Vals),
+        owned: bool,
+    ) {
+        let (lookup, var) = probe;
+        self.probes.remove(&lookup);
+        let answer = self.b.use_var(var);
+        let (k, v) = kv;
+        let vty = match &self.body[e].ty {
+            Ty::Map(_, v) => (**v).clone(),
+            _ => Ty::Error,
+        };
+        let k = self.fit(k, 2);
+        let site = self.site(e);
+        let inline = !owned && !has_pointers(&vty);
+        let done = self.b.create_block();
+        if inline {
+            let slow = self.b.create_block();
+            let fast = self.b.create_block();
+            let odd = self.b.ins().band_imm_u(answer, 1);
+            self.b.ins().brif(odd, slow, &[], fast, &[]);
+            self.b.switch_to_block(fast);
+            let vw = self.fit(v.clone(), words(&vty));
+            self.store_words(answer, 0, &vw);
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(slow);
+        }
+        let v = self.fit(v, 2);
+        let present = self.rt1(
+            F::sspur_map_commit,
+            &[m, answer, k[0], k[1], v[0], v[1], site],
+        );
+        if owned {
+            // An empty key string has no block.
+            let has_block = self.b.ins().icmp_imm_s(IntCC::NotEqual, k[1], 0);
+            let present = self.b.ins().icmp_imm_s(IntCC::NotEqual, present, 0);
+            let free = self.b.ins().band(present, has_block);
+            let drop_key = self.b.create_block();
+            self.b.ins().brif(free, drop_key, &[], done, &[]);
+            self.b.switch_to_block(drop_key);
+            let kind = self.iconst(rt::BlockKind::Str as i64);
+            self.rt(F::sspur_free_cell, &[k[0], kind, site]);
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
     /// The address of key `k`'s value words in map `m`; traps `key not
     /// found` at `e` when it is missing (`m[k]`, `m.update(k, f)`).
     pub(super) fn map_find_or_trap(&mut self, e: ExprId, m: Value, k: &[Value], kty: &Ty) -> Value {
-        let kv = self.fit(k.to_vec(), 2);
-        let p = self.rt1(F::sspur_map_find, &[m, kv[0], kv[1]]);
+        let p = self.map_lookup(e, m, k);
         let missing = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.trap_if(missing, |s| {
             let a = s.spill(k);

@@ -76,6 +76,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             },
             None => self.expr(recv)?,
         };
+        let probe = match m {
+            MapPut => self.upsert_begin(e),
+            _ => None,
+        };
         let mut a = Vec::new();
         for (x, param) in args.iter().zip(m.def().params) {
             let v = match param {
@@ -83,6 +87,12 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 _ => self.expr(*x)?,
             };
             a.push(v);
+        }
+        if let Some(probe) = probe {
+            let v = a.pop()?;
+            let k = a.pop()?;
+            self.upsert_put(e, probe, r[0], (k, v), false);
+            return Some(vec![r[0]]);
         }
         let ety = elem_of(&rty);
         let es = elem_size(&ety);
@@ -691,13 +701,12 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 one(r[0])
             }
             MapGet | MapRemove => {
-                let k = self.fit(a[0].clone(), 2);
-                let f = if m == MapGet {
-                    F::sspur_map_find
+                let p = if m == MapGet {
+                    self.map_lookup(e, r[0], &a[0])
                 } else {
-                    F::sspur_map_remove
+                    let k = self.fit(a[0].clone(), 2);
+                    self.rt1(F::sspur_map_remove, &[r[0], k[0], k[1]])
                 };
-                let p = self.rt1(f, &[r[0], k[0], k[1]]);
                 let vty = match &rty {
                     Ty::Map(_, v) => (**v).clone(),
                     _ => Ty::Error,
@@ -705,8 +714,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 one(self.option_from_ptr(e, p, &vty))
             }
             MapGetOr => {
-                let k = self.fit(a[0].clone(), 2);
-                let p = self.rt1(F::sspur_map_find, &[r[0], k[0], k[1]]);
+                let p = self.map_lookup(e, r[0], &a[0]);
                 let w = words(ty);
                 let found = self.b.create_block();
                 let merge = self.b.create_block();
@@ -722,8 +730,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 Some(self.b.block_params(merge).to_vec())
             }
             MapHas => {
-                let k = self.fit(a[0].clone(), 2);
-                let p = self.rt1(F::sspur_map_find, &[r[0], k[0], k[1]]);
+                let p = self.map_lookup(e, r[0], &a[0]);
                 let c = self.b.ins().icmp_imm_s(IntCC::NotEqual, p, 0);
                 one(self.bool_val(c))
             }

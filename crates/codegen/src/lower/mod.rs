@@ -68,6 +68,8 @@ pub struct Shared<'m> {
     pub effects: ::ir::effects::Effects,
     /// Each body's fusion plan, made once for it and its lambdas.
     pub plans: HashMap<FnId, std::rc::Rc<::ir::fusion::Plan>>,
+    /// Each body's upsert plan, made once for it and its lambdas.
+    pub upserts: HashMap<FnId, std::rc::Rc<::ir::upsert::Plan>>,
 }
 
 /// Where static data lives: at an address of this process (the JIT, and
@@ -236,6 +238,11 @@ pub struct Lowerer<'a, 'm, 'f> {
     fused: Option<fusion::Stream>,
     /// The body's fusion plan.
     plan: std::rc::Rc<::ir::fusion::Plan>,
+    /// The body's upsert plan.
+    upserts: std::rc::Rc<::ir::upsert::Plan>,
+    /// The lookup of a fused upsert whose put is being lowered, and the
+    /// variable that gets its probe's answer (`sspur_map_probe`).
+    probes: HashMap<ExprId, Variable>,
     /// The constructor expression about to be built in a reuse token's
     /// block, and the token's pointer.
     reuse: Option<(ExprId, Value)>,
@@ -269,6 +276,14 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 p
             }
         };
+        let upserts = match sh.upserts.get(&owner) {
+            Some(p) => p.clone(),
+            None => {
+                let p = std::rc::Rc::new(::ir::upsert::Plan::body(body));
+                sh.upserts.insert(owner, p.clone());
+                p
+            }
+        };
         Lowerer {
             sh,
             prog,
@@ -284,6 +299,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             ret_words: words(ret).max(1),
             fused: None,
             plan,
+            upserts,
+            probes: HashMap::new(),
             reuse: None,
             inlined: HashMap::new(),
         }

@@ -508,14 +508,100 @@ pub unsafe extern "C" fn sspur_map_put_owned(
     v1: u64,
     site: u32,
 ) {
-    // SAFETY: the contract is `put`'s; when the key was present the map
-    // kept its old key, so the caller's key block `k0` (a non-empty string:
-    // `k1 != 0`) is referenced by nothing else and may be freed.
+    // SAFETY: the contract is `put`'s and `free_owned_key`'s.
+    unsafe { free_owned_key(put(m, k0, k1, v0, v1, site), k0, k1, site) }
+}
+
+/// After a put of an owned key string `(k0, k1)`: frees it when the key
+/// was present (`present`), since the map kept its old key.
+///
+/// # Safety
+/// `k0` is a string block the caller owns and gave to the put.
+unsafe fn free_owned_key(present: bool, k0: u64, k1: u64, site: u32) {
+    // SAFETY: when the key was present the map kept its old key, so the
+    // caller's key block `k0` (a non-empty string: `k1 != 0`) is
+    // referenced by nothing else and may be freed.
     unsafe {
-        if put(m, k0, k1, v0, v1, site) && k1 != 0 {
+        if present && k1 != 0 {
             crate::cells::sspur_free_cell(k0, crate::cells::BlockKind::Str as u64, site);
         }
     }
+}
+
+/// [`sspur_map_probe`]'s answer for a missing key where the map has no
+/// index slot to offer (no entry yet): the put finds one itself.
+const NO_SLOT: u64 = u64::MAX;
+
+/// One probe for `k`, made by the lookup of an upsert
+/// (`m.put(k, f(m.get_or(k, d)))`, `ir::upsert`): the address of `k`'s
+/// value words when present (even, never null), else `2 * slot + 1` for
+/// the index slot an insertion would take, or [`NO_SLOT`]. The map is not
+/// changed; the answer stays valid until it is, and the compiler reads it
+/// only where nothing between the lookup and the put can change a map.
+///
+/// # Safety
+/// `m` must be a live map; a Str key must be a live string.
+#[no_mangle]
+pub unsafe extern "C" fn sspur_map_probe(m: Map, k0: u64, k1: u64) -> u64 {
+    // SAFETY: the contract is `probe`'s; an entry below `N <= cap` has its
+    // value words (offset 3) inside the entries block.
+    unsafe {
+        match probe(m, key_hash(get(m, KIND), k0, k1), k0, k1) {
+            Ok(e) => (get(m, ENTRIES) as *const u64).add(e * ENTRY_WORDS + 3) as u64,
+            Err(Some(slot)) => 2 * slot as u64 + 1,
+            Err(None) => NO_SLOT,
+        }
+    }
+}
+
+/// The put of an upsert: `probe` is what [`sspur_map_probe`] answered for
+/// the same map and key, and nothing changed the map since. Returns
+/// whether the key was present (then the map keeps its old key).
+///
+/// # Safety
+/// As [`sspur_map_put`], and `probe` as said.
+unsafe fn commit(m: Map, probe: u64, kv: [u64; 4], site: u32) -> bool {
+    let [k0, k1, v0, v1] = kv;
+    // SAFETY: an even answer is the address of the key's value words in the
+    // current entries block (the map has not changed since the probe), the
+    // last two of its entry's five words; an odd one other than NO_SLOT is
+    // a slot of the current index, as `insert` takes from `probe`.
+    unsafe {
+        if probe & 1 == 0 {
+            let v = probe as *mut u64;
+            v.write(v0);
+            v.add(1).write(v1);
+            // The entries block may be old and the value young.
+            crate::remember(v.sub(3) as *const u8);
+            return true;
+        }
+        let slot = (probe != NO_SLOT).then_some((probe >> 1) as usize);
+        insert(m, key_hash(get(m, KIND), k0, k1), slot, kv, site);
+        false
+    }
+}
+
+/// The put of an upsert (`ir::upsert`) after [`sspur_map_probe`] of the
+/// same key: the value written where the probe found the key, or a new
+/// entry at the slot it found, with no second probe. Returns 1 when the
+/// key was present (the map kept its old key: compiled code frees an
+/// owned key then, as [`sspur_map_put_owned`] does), else 0.
+///
+/// # Safety
+/// As [`sspur_map_put`]; `probe` is the answer of [`sspur_map_probe`] for
+/// `m` and this key, and the map has not changed since.
+#[no_mangle]
+pub unsafe extern "C" fn sspur_map_commit(
+    m: Map,
+    probe: u64,
+    k0: u64,
+    k1: u64,
+    v0: u64,
+    v1: u64,
+    site: u32,
+) -> u64 {
+    // SAFETY: the contract is `commit`'s.
+    unsafe { commit(m, probe, [k0, k1, v0, v1], site) as u64 }
 }
 
 /// Address of the value words for `k`, or null.
