@@ -1931,12 +1931,21 @@ pub(crate) fn cmp_values(a: &Value, b: &Value) -> std::cmp::Ordering {
 /// element) rather than a new value: binding or storing it makes a second
 /// reference.
 pub(crate) fn is_place(body: &Body, e: ExprId) -> bool {
+    is_place_in(body, e, &mut Vec::new())
+}
+
+/// [`is_place`] for an `e` that is the value of the blocks `scopes` (their
+/// statements, innermost last): a local one of them declares dies with its
+/// block, so yielding it moves its value, however many `if` and `match`
+/// arms lie between the block and the local.
+fn is_place_in<'b>(body: &'b Body, e: ExprId, scopes: &mut Vec<&'b [StmtId]>) -> bool {
     match &body[e].kind {
         // A temporary of the ownership pass is its value moved, not a copy.
         ExprKind::Local(l) if body.locals[*l].kind == LocalKind::Temp => {
             body.temp_init(*l).is_some_and(|i| is_place(body, i))
         }
-        ExprKind::Local(_) | ExprKind::Field { .. } | ExprKind::Index { .. } => true,
+        ExprKind::Local(l) => !scopes.iter().any(|stmts| declared_in(body, stmts, *l)),
+        ExprKind::Field { .. } | ExprKind::Index { .. } => true,
         ExprKind::Method { method, .. } => matches!(
             method,
             Method::ListGet
@@ -1951,20 +1960,18 @@ pub(crate) fn is_place(body: &Body, e: ExprId) -> bool {
                 | Method::OptUnwrapOr
         ),
         ExprKind::If { then, else_, .. } => {
-            is_place(body, *then) || else_.is_some_and(|x| is_place(body, x))
+            is_place_in(body, *then, scopes) || else_.is_some_and(|x| is_place_in(body, x, scopes))
         }
-        ExprKind::Match { arms, .. } => arms.iter().any(|a| is_place(body, a.body)),
+        ExprKind::Match { arms, .. } => arms.iter().any(|a| is_place_in(body, a.body, scopes)),
         ExprKind::Block {
             stmts,
             tail: Some(t),
-        } => match body[*t].kind {
-            ExprKind::Local(l)
-                if body.locals[l].kind != LocalKind::Temp && declared_in(body, stmts, l) =>
-            {
-                false
-            }
-            _ => is_place(body, *t),
-        },
+        } => {
+            scopes.push(stmts);
+            let place = is_place_in(body, *t, scopes);
+            scopes.pop();
+            place
+        }
         _ => false,
     }
 }
