@@ -9,9 +9,16 @@
 //! counts where the lambda is called (as a method's closure argument), not
 //! where it is made. Running out of memory is a resource limit, not an
 //! effect: a fused chain allocates less than the unfused one, never more.
+//! Changing a map is not one either, but maps are shared and change in
+//! place, so fusion asks apart where a part may change a map
+//! ([`Effects::first_change`]) and where one may see a map
+//! ([`Effects::first_map_seen`]).
 
 use crate::methods::Sig;
-use crate::{BinOp, Body, Builtin, Callee, ExprId, ExprKind, FnId, Method, Program, StmtKind, Ty};
+use crate::{
+    BinOp, Body, Builtin, Callee, ExprId, ExprKind, FnId, ItemTree, Method, Program, StmtKind, Ty,
+    TypeDefKind, TypeId,
+};
 use la_arena::ArenaMap;
 
 /// What an effect is.
@@ -41,6 +48,13 @@ pub struct Effect {
 #[derive(Clone, Debug, Default)]
 pub struct Effects {
     fns: ArenaMap<FnId, Found>,
+    /// Per function: whether calling it may change a map (a put, remove
+    /// or update in it or in a function it calls, or a call of a function
+    /// value). Maps are shared and changed in place, so fusion must not
+    /// reorder such a change against another part that sees maps.
+    changes: ArenaMap<FnId, bool>,
+    /// Per user type: whether its values may hold a map.
+    holds: ArenaMap<TypeId, bool>,
 }
 
 /// A function's effect as found: its kind and the function it came through.
@@ -120,7 +134,39 @@ impl Effects {
                 }
             }
         }
+        out.changes = changes_maps(program);
+        out.holds = types_holding_maps(&program.items);
         out
+    }
+
+    /// Whether calling `f` may change a map.
+    pub fn changes_maps(&self, f: FnId) -> bool {
+        self.changes.get(f).copied().unwrap_or(true)
+    }
+
+    /// The first expression of `e` (the bodies of lambdas in it included:
+    /// a method may call them) that may change a map.
+    pub fn first_change(&self, body: &Body, e: ExprId) -> Option<ExprId> {
+        first_change(body, e, &|f| self.changes_maps(f), &mut Vec::new())
+    }
+
+    /// Whether a value of type `ty` may hold a map (a closure may capture
+    /// one).
+    pub fn holds_map(&self, ty: &Ty) -> bool {
+        holds_map(&self.holds, ty)
+    }
+
+    /// The first expression of `e` (lambdas included) whose value may hold
+    /// a map: where `e` may see one.
+    pub fn first_map_seen(&self, body: &Body, e: ExprId) -> Option<ExprId> {
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if self.holds_map(&body[x].ty) {
+                return Some(x);
+            }
+            push_children(body, x, &mut stack);
+        }
+        None
     }
 
     /// The effect of calling `f`.
@@ -162,6 +208,158 @@ impl Effects {
             past_prints: true,
         };
         w.call_value(f, f)
+    }
+}
+
+/// Pushes `x`'s child expressions (a block's statements' too) onto
+/// `stack`, last first.
+fn push_children(body: &Body, x: ExprId, stack: &mut Vec<ExprId>) {
+    let mut kids = match &body[x].kind {
+        ExprKind::Block { stmts, tail } => {
+            let mut v: Vec<ExprId> = stmts
+                .iter()
+                .flat_map(|s| crate::visit::stmt_children(&body[*s].kind))
+                .collect();
+            v.extend(*tail);
+            v
+        }
+        k => crate::visit::children(k),
+    };
+    kids.reverse();
+    stack.extend(kids);
+}
+
+/// The first expression of `e` (lambdas' bodies included) that may change
+/// a map: a put, remove or update, a call of a function `changes` says
+/// may, or a call of a function value. Every function `e` calls or passes
+/// to a method is added to `calls` (up to the first change).
+fn first_change(
+    body: &Body,
+    e: ExprId,
+    changes: &dyn Fn(FnId) -> bool,
+    calls: &mut Vec<FnId>,
+) -> Option<ExprId> {
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        let hit = match &body[x].kind {
+            ExprKind::PutOwnedKey { .. }
+            | ExprKind::Call {
+                callee: Callee::Value(_),
+                ..
+            } => true,
+            ExprKind::Call {
+                callee: Callee::Fn(f),
+                ..
+            } => {
+                calls.push(*f);
+                changes(*f)
+            }
+            ExprKind::Method { method, args, .. } => {
+                matches!(
+                    method,
+                    Method::MapPut | Method::MapRemove | Method::MapUpdate
+                ) || method
+                    .def()
+                    .params
+                    .iter()
+                    .zip(args)
+                    .filter(|(p, _)| matches!(p, Sig::Fn(..)))
+                    .any(|(_, a)| match &body[*a].kind {
+                        // Walked below.
+                        ExprKind::Lambda { .. } => false,
+                        ExprKind::Func(g) => {
+                            calls.push(*g);
+                            changes(*g)
+                        }
+                        _ => true,
+                    })
+            }
+            _ => false,
+        };
+        if hit {
+            return Some(x);
+        }
+        push_children(body, x, &mut stack);
+    }
+    None
+}
+
+/// Per function, whether calling it may change a map: its own body may,
+/// or a function it calls may (spread from callees to callers).
+fn changes_maps(program: &Program) -> ArenaMap<FnId, bool> {
+    let mut out: ArenaMap<FnId, bool> = ArenaMap::default();
+    let mut callers: ArenaMap<FnId, Vec<FnId>> = ArenaMap::default();
+    let mut work = Vec::new();
+    for (f, _) in program.items.fns.iter() {
+        let body = program.body(f);
+        let mut calls = Vec::new();
+        let own = body
+            .root
+            .and_then(|r| first_change(body, r, &|_| false, &mut calls))
+            .is_some();
+        out.insert(f, own);
+        if own {
+            work.push(f);
+        }
+        for g in calls {
+            match callers.get_mut(g) {
+                Some(v) => v.push(f),
+                None => {
+                    callers.insert(g, vec![f]);
+                }
+            }
+        }
+    }
+    while let Some(g) = work.pop() {
+        for &f in callers.get(g).map(Vec::as_slice).unwrap_or_default() {
+            if out.get(f) == Some(&false) {
+                out.insert(f, true);
+                work.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a value of type `ty` may hold a map, `holds` saying it of
+/// user types (one not in it may).
+fn holds_map(holds: &ArenaMap<TypeId, bool>, ty: &Ty) -> bool {
+    match ty {
+        Ty::Map(..) | Ty::Fn(..) | Ty::Error => true,
+        Ty::List(t) | Ty::Option(t) => holds_map(holds, t),
+        Ty::Tuple(ts) => ts.iter().any(|t| holds_map(holds, t)),
+        Ty::Adt(id) => holds.get(*id).copied().unwrap_or(true),
+        _ => false,
+    }
+}
+
+/// Per user type, whether its values may hold a map (through fields, to
+/// any depth): the least fixpoint, starting from none.
+fn types_holding_maps(items: &ItemTree) -> ArenaMap<TypeId, bool> {
+    let mut out: ArenaMap<TypeId, bool> = ArenaMap::default();
+    for (t, _) in items.types.iter() {
+        out.insert(t, false);
+    }
+    loop {
+        let mut changed = false;
+        for (t, def) in items.types.iter() {
+            if out.get(t) == Some(&true) {
+                continue;
+            }
+            let any = match &def.kind {
+                TypeDefKind::Record { fields } => fields.iter().any(|(_, ty)| holds_map(&out, ty)),
+                TypeDefKind::Sum { variants } => variants
+                    .iter()
+                    .any(|v| v.fields.iter().any(|ty| holds_map(&out, ty))),
+            };
+            if any {
+                out.insert(t, true);
+                changed = true;
+            }
+        }
+        if !changed {
+            return out;
+        }
     }
 }
 

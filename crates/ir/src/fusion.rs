@@ -18,7 +18,9 @@
 //! consumer needs nothing more. Unfused, each stage runs over every element
 //! before the next starts. The two are observably the same when at most one
 //! part of the chain has an effect ([`crate::effects`]) and every lambda
-//! before a place the loop can stop has none; otherwise the chain is
+//! before a place the loop can stop has none, and no part that may change
+//! a map runs in another order than a part that may see one (maps change
+//! in place; a change is no effect of its own); otherwise the chain is
 //! refused and runs unfused, and the refusal says why.
 
 use crate::effects::{Effect, Effects};
@@ -82,6 +84,14 @@ pub enum Refusal {
     ArgMadeHere { stage: ExprId, arg: ExprId },
     /// `zip` with something other than a range or a name.
     ZipOther { stage: ExprId },
+    /// `changes` may change a map (`at` there) and `other`, another part,
+    /// may see one: unfused all of the first runs before the second, and
+    /// maps are changed in place.
+    MapShared {
+        changes: (ExprId, Part),
+        at: ExprId,
+        other: (ExprId, Part),
+    },
 }
 
 /// Whether a chain is fused.
@@ -463,6 +473,117 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
 
 /// Why the chain must not be fused, if it must not.
 fn judge(body: &Body, effects: &Effects, consumer: Consumer, stages: &[ExprId]) -> Option<Refusal> {
+    let (consumer_method, for_body) = match consumer {
+        Consumer::Method(e) => (Some(e), None),
+        Consumer::For(_, b) => (None, Some(b)),
+    };
+    let methods: Vec<ExprId> = stages.iter().copied().chain(consumer_method).collect();
+    judge_effects(body, effects, consumer, stages)
+        .or_else(|| judge_maps(body, effects, &methods, for_body))
+}
+
+/// A part of a chain as maps go: where it may change one, and whether it
+/// may see one.
+struct MapUse {
+    part: (ExprId, Part),
+    /// Its stage's place in the chain (the consumer after the stages).
+    pos: usize,
+    changes: Option<ExprId>,
+    sees: bool,
+}
+
+impl MapUse {
+    fn each(&self) -> bool {
+        self.part.1 != Part::Args
+    }
+
+    /// Whether fusing changes the order of `self`'s and `o`'s runs: two
+    /// per-element parts interleave, and the arguments of a later stage
+    /// run before an earlier stage's per-element part instead of after.
+    fn reordered(&self, o: &MapUse) -> bool {
+        match (self.each(), o.each()) {
+            (true, true) => self.pos != o.pos,
+            (true, false) => o.pos > self.pos,
+            (false, true) => self.pos > o.pos,
+            (false, false) => false,
+        }
+    }
+}
+
+/// A part that may change a map and another part that may see one, run
+/// in a different order fused than unfused: maps change in place, so the
+/// second could see other contents.
+/// `methods`: the stages and the consumer's method, source to consumer;
+/// `for_body`: the consuming `for`'s body.
+fn judge_maps(
+    body: &Body,
+    effects: &Effects,
+    methods: &[ExprId],
+    for_body: Option<ExprId>,
+) -> Option<Refusal> {
+    let mut uses: Vec<MapUse> = Vec::new();
+    for (pos, &s) in methods.iter().enumerate() {
+        let ExprKind::Method { method, args, .. } = &body[s].kind else {
+            continue;
+        };
+        for (&a, p) in args.iter().zip(method.def().params) {
+            let (part, changes, sees) = if !matches!(p, crate::methods::Sig::Fn(..)) {
+                let seen = effects.first_map_seen(body, a).is_some();
+                (Part::Args, effects.first_change(body, a), seen)
+            } else {
+                match &body[a].kind {
+                    ExprKind::Lambda { body: b, .. } => {
+                        let seen = effects.first_map_seen(body, *b).is_some();
+                        (Part::Lambda, effects.first_change(body, *b), seen)
+                    }
+                    // A function sees maps only through its parameters.
+                    ExprKind::Func(g) => {
+                        let seen = matches!(&body[a].ty, Ty::Fn(ps, _) if ps.iter().any(|t| effects.holds_map(t)));
+                        (Part::Lambda, effects.changes_maps(*g).then_some(a), seen)
+                    }
+                    _ => (Part::Lambda, Some(a), true),
+                }
+            };
+            uses.push(MapUse {
+                part: (s, part),
+                pos,
+                changes,
+                sees,
+            });
+        }
+    }
+    if let Some(b) = for_body {
+        uses.push(MapUse {
+            part: (b, Part::Body),
+            pos: methods.len(),
+            changes: effects.first_change(body, b),
+            sees: effects.first_map_seen(body, b).is_some(),
+        });
+    }
+    for u in &uses {
+        let Some(at) = u.changes else { continue };
+        let other = uses
+            .iter()
+            .find(|o| u.reordered(o) && (o.sees || o.changes.is_some()));
+        if let Some(o) = other {
+            return Some(Refusal::MapShared {
+                changes: u.part,
+                at,
+                other: o.part,
+            });
+        }
+    }
+    None
+}
+
+/// Why the chain must not be fused for what its parts print, trap or
+/// call, if it must not.
+fn judge_effects(
+    body: &Body,
+    effects: &Effects,
+    consumer: Consumer,
+    stages: &[ExprId],
+) -> Option<Refusal> {
     // The parts in unfused order, and where the loop may stop.
     let mut points: Vec<Point> = Vec::new();
     let mut lambdas_before: Vec<Point> = Vec::new();

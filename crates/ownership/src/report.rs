@@ -1051,6 +1051,19 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
                 name(*stage),
                 pos(*arg)
             ),
+            Refusal::MapShared { changes, at, other } => {
+                let part = |(e, p): (ExprId, Part)| match p {
+                    Part::Args => format!("{}'s arguments at {}", name(e), pos(e)),
+                    Part::Lambda => format!("{}'s function at {}", name(e), pos(e)),
+                    Part::Body => format!("the for body at {}", pos(e)),
+                };
+                format!(
+                    "not fused: {} may change a map (at {}) and {} may see one; unfused all of the first runs before the second, fused they would interleave",
+                    part(*changes),
+                    pos(*at),
+                    part(*other)
+                )
+            }
             Refusal::ZipOther { stage } => format!(
                 "not fused: zip at {} pairs with something other than a range or a name",
                 pos(*stage)
