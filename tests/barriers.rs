@@ -47,6 +47,41 @@ fn main() {
 }
 "#;
 
+/// A recursion that descends without allocating (each frame holds a cell
+/// it reuses in place as it returns) and allocates at the bottom, so the
+/// collection there finds many new frames at once and reads them in
+/// steps, while the program goes on between them.
+const DESCEND: &str = r#"type L = Nil | Cons(Int, L)
+
+fn fresh(n: Int, acc: L) -> L {
+    if n == 0 { acc } else { fresh(n - 1, Cons(n, acc)) }
+}
+
+fn app(xs: L, ys: L) -> L {
+    match xs {
+        Nil => fresh(60, ys)
+        Cons(h, t) => Cons(h * 2 + 1, app(t, ys))
+    }
+}
+
+fn total(xs: L) -> Int {
+    match xs {
+        Nil => 0
+        Cons(h, t) => h % 1000 + total(t)
+    }
+}
+
+fn main() {
+    var s = 0
+    for round in 0..8 {
+        let xs = fresh(4000 + round * 300, Nil)
+        let ys = app(app(xs, Cons(round, Nil)), Nil)
+        s := s + total(ys)
+    }
+    print(s)
+}
+"#;
+
 /// Lists pushed into while deeper frames allocate and collect, closures
 /// called by runtime list methods in the middle of the recursion, strings
 /// built by interpolation across it.
@@ -112,7 +147,7 @@ fn expected(name: &str, src: &str) -> String {
 
 #[test]
 fn deep_recursion_keeps_what_its_frames_hold() {
-    for (name, src) in [("deep", DEEP), ("levels", LEVELS)] {
+    for (name, src) in [("deep", DEEP), ("descend", DESCEND), ("levels", LEVELS)] {
         let want = expected(name, src);
         let barrier = ("SSPUR_GC_BARRIER_KB", "1");
         check(name, src, &[barrier, ("SSPUR_GC_STRESS", "16")], &want);
@@ -139,6 +174,13 @@ fn deep_recursion_keeps_what_its_frames_hold() {
         assert!(
             installed > 10,
             "{name}: {installed} barriers installed\n{err}"
+        );
+        // With a barrier every KB, a minor collection reads at most 64 KB
+        // of new stack per pause: the deep recursion is read in steps.
+        let steps = sspur_tests::stat(&err, "stack steps").unwrap_or(0);
+        assert!(
+            steps > 0 || name == "levels",
+            "{name}: no stack steps\n{err}"
         );
     }
 }

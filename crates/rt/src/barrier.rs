@@ -36,12 +36,22 @@
 //! read: the young blocks it pointed at were promoted then (they are old
 //! now; a minor collection frees no old block, and a block freed at its
 //! last use has no live reference left), and while an incremental major
-//! collection marks, the old blocks it pointed at were greyed, provided it
-//! was read after the cycle started: the start of a cycle and a
-//! stop-the-world major collection read the whole stack. The blocks a
-//! root holds are remembered (see `gc`'s module comment); the ones held by
-//! the words above each barrier are kept with its entry and stay
-//! remembered until the program returns through it.
+//! collection marks, the old blocks it pointed at are greyed: a
+//! stop-the-world major collection reads the whole stack, and the start
+//! of a cycle hands the words above the barriers to the cycle's slices
+//! (they do not change while the barriers are intact; the frames the
+//! program returns into are read again, greying). The blocks a root
+//! holds are remembered (see `gc`'s module comment); the ones held by the
+//! words above each barrier are kept with its entry, and remembered when
+//! the program returns through it: until then their frames run no code,
+//! so store into nothing.
+//!
+//! A deep recursion that allocated nothing on its way down leaves a
+//! collection many new frames to read at once (tens of MB of stack in
+//! one pause). So a collection puts its barriers in all of them first,
+//! then reads their words outermost first, and stops once it read a
+//! bounded amount: the words above an intact barrier read by a later
+//! pause are the same words (`gc::step_stack`).
 //!
 //! Check mode keeps a checksum of the words above each barrier (up to the
 //! next one) and verifies at every collection that they did not change:
@@ -158,8 +168,8 @@ pub fn original_ret(fp: usize) -> Option<usize> {
 pub struct Barriers {
     meta: Vec<(usize, u64)>,
     /// Pointer blocks (base addresses) held by the stack words above the
-    /// barriers, in entry order: remembered at every collection while the
-    /// words are not read again.
+    /// barriers, in entry order: remembered again once the program returns
+    /// through the barrier (its frames may then store into them).
     pub held: Vec<usize>,
     /// The end of `main`'s frame record (0: not found yet): the words
     /// above it (the entry trampoline's and the runtime's launching
@@ -170,6 +180,10 @@ pub struct Barriers {
     /// `SSPUR_TEST_STALE_BARRIERS` is set): barriers the program returned
     /// through are still taken as intact, which check mode must report.
     pub stale_test: bool,
+    /// The barriers from this index inward were put in by a collection
+    /// that has not read their words yet (`gc::step_stack`): read in
+    /// order, outermost first.
+    unread: usize,
 }
 
 impl Barriers {
@@ -179,23 +193,28 @@ impl Barriers {
             held: Vec::new(),
             ceiling: 0,
             stale_test: false,
+            unread: 0,
         }
     }
 
     /// Forgets the entries the program returned through (their words
-    /// will be read again) and gives the stack address above which the
-    /// words are unchanged: the innermost intact record's end, or the
-    /// ceiling.
-    pub fn sync(&mut self) -> usize {
+    /// will be read again), moving the blocks their words held to
+    /// `resumed`, and gives the stack address above which the words are
+    /// unchanged: the innermost intact record's end, or the ceiling.
+    pub fn sync(&mut self, resumed: &mut Vec<usize>) -> usize {
         let n = if self.stale_test {
             self.meta.len()
         } else {
             intact()
         };
         if n < self.meta.len() {
-            let h = self.meta[n].0;
-            self.held.truncate(h);
+            // Only barriers whose words were read hold blocks.
+            if n < self.unread {
+                let h = self.meta[n].0;
+                resumed.extend(self.held.drain(h..));
+            }
             self.meta.truncate(n);
+            self.unread = self.unread.min(n);
         }
         if n == 0 {
             self.ceiling
@@ -217,7 +236,7 @@ impl Barriers {
     /// as (record, words) pairs.
     pub fn changed(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
-        for k in 0..self.meta.len() {
+        for k in 0..self.unread {
             let (lo, hi) = self.segment(k);
             if checksum(lo, hi) != self.meta[k].1 {
                 out.push((entry(k).record, (hi - lo) / 8));
@@ -360,10 +379,21 @@ impl Barriers {
         n
     }
 
-    /// The held blocks of barrier `k` start at `held_from` in `held`; its
-    /// words' checksum is `sum` (check mode, else 0).
+    /// The outermost barrier whose words are not read yet, and its words.
+    pub fn next_unread(&self) -> Option<(usize, usize, usize)> {
+        (self.unread < self.meta.len()).then(|| {
+            let (lo, hi) = self.segment(self.unread);
+            (self.unread, lo, hi)
+        })
+    }
+
+    /// Barrier `k` (the outermost unread one) has its words read: its
+    /// held blocks start at `held_from` in `held`, and their checksum is
+    /// `sum` (check mode, else 0).
     pub fn set(&mut self, k: usize, held_from: usize, sum: u64) {
+        debug_assert_eq!(k, self.unread);
         self.meta[k] = (held_from, sum);
+        self.unread = k + 1;
     }
 
     /// The words above barrier `k`: up to the next barrier out, or the

@@ -125,18 +125,34 @@ const MARK_RATE: usize = 8;
 const SLICE_MIN_WORK: usize = 1 << 20;
 const SLICE_MAX_CPU: Duration = Duration::from_millis(5);
 
+/// A minor collection (or an incremental cycle's final pause) reads at
+/// most this many times `SSPUR_GC_BARRIER_KB` (8 MB by default) of stack
+/// below the innermost intact stack barrier in one pause, when barriers
+/// can split the rest; it goes on at the next slow allocation.
+const STEP_BARRIERS: usize = 64;
+
 /// Called when pacing wants the collector (the young budget or the next
 /// slice is due, or the heap limit was reached): a minor collection, or
 /// the next step of an incremental major collection.
 pub fn step(rt: &mut Rt) {
-    if std::mem::take(&mut rt.heap.stack_due) && !rt.heap.want_major {
+    if rt.stack_pending && !rt.heap.want_major {
+        // The last pause read only the outer part of a deep new stack:
+        // the next step of the same collection.
+        rt.heap.stack_due = false;
+        let kind = if rt.marking && marked_all(rt) {
+            Kind::Final
+        } else {
+            Kind::Minor
+        };
+        collect(rt, kind);
+    } else if std::mem::take(&mut rt.heap.stack_due) && !rt.heap.want_major {
         // The stack grew by `barrier::STACK_STEP` since the last
         // collection: read its new words while they are few.
         collect(rt, Kind::Minor);
     } else if rt.heap.want_major {
         collect(rt, Kind::Major);
     } else if rt.marking {
-        if rt.major_stack.is_empty() {
+        if marked_all(rt) {
             collect(rt, Kind::Final);
         } else if rt.heap.young_bytes >= rt.heap.young_budget {
             collect(rt, Kind::Minor);
@@ -164,6 +180,11 @@ pub fn step(rt: &mut Rt) {
     }
 }
 
+/// Whether the incremental cycle has no marking left but its final pause's.
+fn marked_all(rt: &Rt) -> bool {
+    rt.major_stack.is_empty() && rt.major_ranges.is_empty()
+}
+
 /// `SSPUR_GC_STRESS`: mostly minor collections; every fourth advances an
 /// incremental major collection, every sixteenth is a stop-the-world one.
 pub fn stress_step(rt: &mut Rt) {
@@ -172,7 +193,7 @@ pub fn stress_step(rt: &mut Rt) {
     } else if rt.collections % 4 == 3 {
         if !rt.marking {
             start_major(rt);
-        } else if rt.major_stack.is_empty() {
+        } else if marked_all(rt) {
             collect(rt, Kind::Final);
         } else {
             slice(rt, SLICE_MIN_WORK);
@@ -195,9 +216,10 @@ pub fn start_major(rt: &mut Rt) {
             page.mmark = [0; 64];
         }
         rt.major_stack.clear();
+        rt.major_ranges.clear();
         rt.cycle_promoted = 0;
         rt.marking = true;
-        rt.full_scan_next = true;
+        rt.grey_stack_next = true;
         rt.gc.cycles_started += 1;
     }
     collect(rt, Kind::Minor);
@@ -207,7 +229,10 @@ pub fn start_major(rt: &mut Rt) {
 /// while an incremental major collection marks, the next slice if sooner.
 fn set_trigger(rt: &mut Rt) {
     let h = &mut rt.heap;
-    h.trigger = if rt.marking {
+    h.trigger = if rt.stack_pending {
+        // At the next slow allocation (see `step`).
+        h.young_bytes
+    } else if rt.marking {
         rt.slice_from = h.young_bytes;
         h.young_budget
             .min(h.young_bytes.saturating_add(SLICE_BYTES))
@@ -244,6 +269,18 @@ pub fn remember(rt: &mut Rt, addr: usize) {
     let i = page.index_of(addr);
     if Page::bit(&page.mark, i) {
         remember_old(rt, id, i);
+    }
+}
+
+/// Puts the pointer block at `b` in the remembered set, if it is still
+/// an allocated pointer block and not there yet.
+fn remember_block(rt: &mut Rt, b: usize) {
+    if let Some((id, i)) = rt.heap.lookup(b) {
+        let page = &mut rt.heap.pages[id];
+        if page.kind as usize == POINTER && !Page::bit(&page.remembered, i) {
+            Page::set(&mut page.remembered, i);
+            rt.remembered.push(page.block_addr(i));
+        }
     }
 }
 
@@ -355,6 +392,10 @@ struct Marker {
     /// itself goes back on the grey stack (`scan_remembered`).
     grey_old: bool,
     major: Vec<(usize, usize)>,
+    /// A step of a deep stack's reading (`step_stack`): the pointer blocks
+    /// it promoted, all remembered.
+    keep_promoted: bool,
+    promoted_blocks: Vec<usize>,
 }
 
 impl Marker {
@@ -372,6 +413,8 @@ impl Marker {
             grey: false,
             grey_old: true,
             major: Vec::new(),
+            keep_promoted: false,
+            promoted_blocks: Vec::new(),
         }
     }
 }
@@ -385,25 +428,50 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         // A stop-the-world major collection ends any incremental one.
         rt.marking = false;
         rt.major_stack = Vec::new();
+        rt.major_ranges = Vec::new();
+        rt.grey_stack_next = false;
     }
     let minor = kind != Kind::Major;
     let young_before = rt.heap.young_bytes;
+    // A stop-the-world major collection reads the whole stack; others
+    // skip the words above the innermost stack barrier (see `barrier`;
+    // the start of an incremental cycle leaves them to its slices), and
+    // may read a deep new stack in steps (`step_stack`) unless the nursery
+    // already overran its budget twice.
+    let full = kind == Kind::Major;
+    let max_read = if full || rt.heap.young_bytes > rt.heap.young_budget.saturating_mul(2) {
+        usize::MAX
+    } else {
+        STEP_BARRIERS.saturating_mul(rt.settings.gc_barrier_bytes)
+    };
+    rt.stack_pending = false;
     // Check mode: which blocks were old, for the barrier audit of a major.
     let was_old = if rt.mode == MemMode::Check && kind != Kind::Minor {
         Some(old_bitmaps(rt))
     } else {
         None
     };
-    prepare(rt, kind);
+    // A step sweeps nothing: what the end of a cycle or a major collection
+    // prepares for the sweep of every page comes once the stack is read.
+    prepare(
+        rt,
+        if kind == Kind::Major {
+            kind
+        } else {
+            Kind::Minor
+        },
+    );
     let mut m = Marker::new(minor, rt.mode == MemMode::Check);
     m.grey = rt.marking;
     m.major = std::mem::take(&mut rt.major_stack);
-    // The start of an incremental cycle and a stop-the-world major
-    // collection read the whole stack; others skip the words above the
-    // innermost stack barrier (see `barrier`).
     rt.gc_sp = sp;
-    let full = kind == Kind::Major || std::mem::take(&mut rt.full_scan_next);
-    let stack_bytes = mark_roots_watermarked(rt, regs, sp, full, &mut m);
+    let stack_bytes = match mark_roots_watermarked(rt, regs, sp, full, max_read, &mut m) {
+        Ok(read) => read,
+        Err(read) => return step_stack(rt, m, read, start, cpu_start),
+    };
+    if kind == Kind::Final {
+        prepare_sweep_all(rt);
+    }
     if minor {
         // The remembered set: the only old blocks that may point at young
         // ones (see the module comment; the marking above does not enter an
@@ -433,10 +501,19 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     if m.grey {
         rt.cycle_promoted += m.promoted;
     }
+    // The steps' promoted blocks were young for `note_held` until now.
+    for b in std::mem::take(&mut rt.step_promoted) {
+        if let Some(id) = (rt.heap.map_get(b) as usize).checked_sub(1) {
+            let page = &mut rt.heap.pages[id];
+            let i = page.index_of(b);
+            Page::clear(&mut page.stepped, i);
+        }
+    }
     let freed = sweep(rt, kind);
     if kind == Kind::Final {
         rt.marking = false;
         rt.major_stack = Vec::new();
+        rt.major_ranges = Vec::new();
     } else if minor {
         rt.heap.old_bytes += m.promoted;
     }
@@ -460,16 +537,9 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
             rt.remembered.push(b);
         }
     }
-    // And those the stack words above the barriers hold, not read again.
-    for h in 0..rt.barriers.held.len() {
-        if let Some((id, i)) = rt.heap.lookup(rt.barriers.held[h]) {
-            let page = &mut rt.heap.pages[id];
-            if page.kind as usize == POINTER && !Page::bit(&page.remembered, i) {
-                Page::set(&mut page.remembered, i);
-                rt.remembered.push(page.block_addr(i));
-            }
-        }
-    }
+    // Those the stack words above the barriers hold are not: their frames
+    // run no code until the program returns through the barrier, and are
+    // remembered then (`mark_roots_watermarked`).
     // Card checksums only of blocks still remembered; none after a
     // stop-the-world major collection.
     if kind == Kind::Major {
@@ -521,15 +591,21 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
 /// Marks from the roots as a collection does: the stack up to the
 /// innermost stack barrier (all of it when `full`), and puts barriers in
 /// the frames read (`barrier`'s module comment). Returns the stack bytes
-/// read.
+/// read, as an error when it read only the outer part of a deep new stack: the
+/// new words below the innermost barrier passed `max_read`, and it put in
+/// and read only the barriers within `max_read` of it (a step; nothing
+/// else is marked: not the frames below them, the registers or the
+/// registered roots).
 fn mark_roots_watermarked(
     rt: &mut Rt,
     regs: &[usize; 12],
     sp: usize,
     full: bool,
+    max_read: usize,
     m: &mut Marker,
-) -> usize {
+) -> Result<usize, usize> {
     let base = rt.stack_base;
+    let grey_above = std::mem::take(&mut rt.grey_stack_next);
     let table = if crate::barrier::trampoline() != 0 {
         crate::backtrace::table_for(sp)
     } else {
@@ -538,17 +614,28 @@ fn mark_roots_watermarked(
     rt.barriers_ok = table.is_some();
     let Some(t) = table else {
         mark_roots(rt, regs, sp, base, m);
-        return base - sp;
+        return Ok(base - sp);
     };
     if rt.barriers.ceiling == 0 {
         rt.barriers.ceiling = crate::barrier::find_ceiling(t, sp, base);
         if rt.barriers.ceiling == 0 {
             mark_roots(rt, regs, sp, base, m);
-            return base - sp;
+            return Ok(base - sp);
         }
     }
     let ceiling = rt.barriers.ceiling;
-    let limit = rt.barriers.sync();
+    let mut resumed = Vec::new();
+    let limit = rt.barriers.sync(&mut resumed);
+    // Frames the program returned into may store into what they held
+    // (the old blocks: a young one they hold is noted held as they are
+    // read now; a major collection cleared the marks and takes all).
+    for b in resumed {
+        if let Some((id, i)) = rt.heap.lookup(b) {
+            if !m.minor || Page::bit(&rt.heap.pages[id].mark, i) {
+                remember_block(rt, b);
+            }
+        }
+    }
     if rt.mode == MemMode::Check {
         for (record, words) in rt.barriers.changed() {
             let msg = format!("sspur check: a suspended stack frame changed above a stack barrier (the record at {record:#x}, {words} words above it)");
@@ -556,6 +643,16 @@ fn mark_roots_watermarked(
             rt.reports.push(msg);
         }
     }
+    // The words above the barriers when an incremental cycle starts: the
+    // cycle's slices read them (`mark_old`), greying the old blocks they
+    // point at. Their frames run no code until the program returns
+    // through a barrier, and a collection reads again the frames it
+    // returned into, greying too.
+    if grey_above && limit < ceiling {
+        rt.major_ranges.push((limit, ceiling));
+    }
+    // New barriers in the frames pushed since (all of them: a step reads
+    // their words later without walking the frames again).
     let chosen = match t.unwind_record(sp) {
         Some((_, fp)) if rt.barriers.in_step() => crate::barrier::choose(
             &crate::barrier::candidates(t, fp, sp, limit),
@@ -565,21 +662,24 @@ fn mark_roots_watermarked(
         ),
         _ => Vec::new(),
     };
-    let inner = chosen.last().map_or(limit, |c| c + 16);
-    mark_roots(rt, regs, sp, inner, m);
-    let mut read = inner - sp;
-    let first = rt.barriers.len();
     for &c in &chosen {
         rt.barriers.install(c);
     }
-    for k in first..rt.barriers.len() {
-        let (lo, hi) = rt.barriers.segment(k);
+    rt.gc.barriers += chosen.len() as u64;
+    // The words above the barriers not read yet (new ones, and those an
+    // earlier step left), outermost first, up to `max_read` in a step.
+    let inner = chosen.last().map_or(limit, |c| c + 16);
+    let mut read = 0;
+    while let Some((k, lo, hi)) = rt.barriers.next_unread() {
+        if read >= max_read {
+            return Err(read);
+        }
         let from = m.held.len();
         let held_from = rt.barriers.held.len();
         mark_stack(rt, lo, hi, m);
         read += hi - lo;
-        // Kept with the barrier, remembered from there when this
-        // collection ends (and at every one while it is intact).
+        // Kept with the barrier, remembered from there once the program
+        // returns through it.
         rt.barriers.held.extend_from_slice(&m.held[from..]);
         m.held.truncate(from);
         let sum = if rt.mode == MemMode::Check {
@@ -589,7 +689,8 @@ fn mark_roots_watermarked(
         };
         rt.barriers.set(k, held_from, sum);
     }
-    rt.gc.barriers += chosen.len() as u64;
+    mark_roots(rt, regs, sp, inner, m);
+    read += inner - sp;
     if full && limit < ceiling {
         mark_stack(rt, limit, ceiling, m);
         read += ceiling - limit;
@@ -597,7 +698,70 @@ fn mark_roots_watermarked(
         rt.gc.stack_skipped += (ceiling - limit) as u64;
     }
     mark_stack(rt, ceiling, base, m);
-    read + (base - ceiling)
+    Ok(read + (base - ceiling))
+}
+
+/// A step of a minor collection (or an incremental cycle's final pause)
+/// that met a deep new stack: `mark_roots_watermarked` put barriers in its
+/// outer part and marked from the words above them; this promotes what
+/// they reach and returns to the program without sweeping. The next slow
+/// allocation goes on (`step`), reading the stack only up to the new
+/// barriers, until a step reads the rest and the collection completes.
+///
+/// Promoting early is sound as a minor collection's promotion is, with
+/// one more thing to keep: the barrier rule's "held" blocks. Code in the
+/// frames this step did not read may hold a young block it allocated,
+/// which the words read reach too, and store young pointers into it
+/// without the barrier; the step that reads those frames would see it
+/// held but old, and marking would stop there. So the pointer blocks a
+/// step promotes are marked `Page::stepped`, which `note_held` takes as
+/// young until the collection completes.
+fn step_stack(rt: &mut Rt, mut m: Marker, read: usize, start: Instant, cpu_start: Duration) {
+    m.keep_promoted = true;
+    drain(rt, &mut m);
+    rt.major_stack = std::mem::take(&mut m.major);
+    if m.grey {
+        rt.cycle_promoted += m.promoted;
+    }
+    rt.heap.old_bytes += m.promoted;
+    if rt.mode == MemMode::Check {
+        audit(rt, &mut m.found);
+    }
+    for b in std::mem::take(&mut m.promoted_blocks) {
+        if let Some((id, i)) = rt.heap.lookup(b) {
+            Page::set(&mut rt.heap.pages[id].stepped, i);
+            rt.step_promoted.push(b);
+        }
+    }
+    rt.stack_pending = true;
+    set_trigger(rt);
+    let pause = start.elapsed();
+    let cpu = thread_cpu_time().saturating_sub(cpu_start);
+    if rt.settings.gc_stats == crate::config::StatsMode::Log {
+        let line = format!(
+            "sspur gc: stack step {}: read stack {} B, promoted {} B, marked {} B; old {} B; pause {:.3} ms, cpu {:.3} ms\n",
+            rt.collections + 1,
+            read,
+            m.promoted,
+            m.scanned_bytes,
+            rt.heap.old_bytes,
+            pause.as_secs_f64() * 1e3,
+            cpu.as_secs_f64() * 1e3,
+        );
+        crate::out::write_stderr_raw(line.as_bytes());
+    }
+    let g = &mut rt.gc;
+    g.stack_steps += 1;
+    g.stack_bytes += read as u64;
+    g.cpu_total += cpu;
+    g.cpu_longest = g.cpu_longest.max(cpu);
+    g.promoted_bytes += m.promoted as u64;
+    g.scanned_bytes += m.scanned_bytes as u64;
+    g.total_pause += pause;
+    g.longest_pause = g.longest_pause.max(pause);
+    g.longest_minor = g.longest_minor.max(pause);
+    rt.collections += 1;
+    rt.in_gc = false;
 }
 
 /// Marks from the roots: the spilled registers, the stack from `sp` (in
@@ -820,21 +984,26 @@ fn prepare(rt: &mut Rt, kind: Kind) {
         // The sweep may release the page being carved; it puts the page
         // back on the partial list if it still has free blocks.
         h.classes[k].carve = 0;
-        if kind != Kind::Minor {
-            h.partial[k].clear();
-        }
     }
-    if kind != Kind::Minor {
-        // Both sweep every page and rebuild the partial lists; a major
-        // collection marks everything again, the end of an incremental
-        // one keeps the marks (old, and the cycle's).
-        let major = kind == Kind::Major;
+    if kind == Kind::Major {
+        // A major collection marks everything again.
         for page in h.pages.iter_mut().filter(|p| p.in_use) {
-            if major {
-                page.mark = [0; 64];
-            }
-            page.in_partial = false;
+            page.mark = [0; 64];
         }
+        prepare_sweep_all(rt);
+    }
+}
+
+/// Before the sweep of every page (a major collection, the end of an
+/// incremental one, which keeps the marks: old, and the cycle's): the
+/// partial lists are rebuilt from scratch.
+fn prepare_sweep_all(rt: &mut Rt) {
+    let h = &mut rt.heap;
+    for k in 0..2 * NUM_CLASSES {
+        h.partial[k].clear();
+    }
+    for page in h.pages.iter_mut().filter(|p| p.in_use) {
+        page.in_partial = false;
     }
 }
 
@@ -863,7 +1032,7 @@ fn note_held(rt: &Rt, id: usize, i: usize, m: &mut Marker) {
         !Page::bit(&page.mark, i)
     } else {
         page.young
-    };
+    } || Page::bit(&page.stepped, i);
     if young || Page::bit(&page.remembered, i) {
         // Neighbouring stack words often hold the same block.
         let b = page.block_addr(i);
@@ -1028,6 +1197,33 @@ fn mark_old(rt: &mut Rt, budget: usize, deadline: Option<Duration>) -> usize {
     // `CHECK_EVERY` bytes of marking, about 0.2 ms of it.
     const CHECK_EVERY: usize = 256 << 10;
     let mut next_check = CHECK_EVERY;
+    // The stack ranges first: their old targets go on the grey stack.
+    while let Some((rlo, rhi)) = rt.major_ranges.pop() {
+        let end = if rhi - rlo > budget.saturating_sub(work).max(4096) {
+            let end = rlo + budget.saturating_sub(work).max(4096);
+            rt.major_ranges.push((end, rhi));
+            end
+        } else {
+            rhi
+        };
+        work += end - rlo;
+        valgrind_make_defined(rlo, end - rlo);
+        let mut a = rlo;
+        while a + 8 <= end {
+            // SAFETY: the range lies between the program thread's stack
+            // pointer when the cycle started and its base (the words above
+            // a barrier then), mapped for the whole run; the program is
+            // stopped in the collector. Read as an integer only.
+            let w = unsafe { *(a as *const usize) };
+            a += 8;
+            if w >= lo && w <= hi {
+                grey_stack_word(rt, w);
+            }
+        }
+        if work >= budget {
+            return work;
+        }
+    }
     while let Some((b, from)) = rt.major_stack.pop() {
         let id = rt.heap.map_get(b);
         if id == 0 {
@@ -1090,6 +1286,29 @@ fn mark_old(rt: &mut Rt, budget: usize, deadline: Option<Duration>) -> usize {
     work
 }
 
+/// Greys the old block a stack word points into, and the one it is one
+/// past the end of (as `mark_root_word` marks them).
+fn grey_stack_word(rt: &mut Rt, w: usize) {
+    for a in [w, w.wrapping_sub(1)] {
+        let id = rt.heap.map_get(a);
+        if id == 0 {
+            continue;
+        }
+        let t = &mut rt.heap.pages[id as usize - 1];
+        let i = t.index_of(a);
+        if i >= t.nblocks || (a != w && t.block_addr(i) + t.block_size != w) {
+            continue;
+        }
+        // A set mark bit means an allocated, old block.
+        if Page::bit(&t.mark, i) && !Page::bit(&t.mmark, i) {
+            Page::set(&mut t.mmark, i);
+            if t.kind as usize == POINTER {
+                rt.major_stack.push((t.block_addr(i), 0));
+            }
+        }
+    }
+}
+
 /// One mark slice of an incremental major collection: a short pause that
 /// scans about `work` bytes of grey old blocks (no stack scan, no sweep).
 pub fn slice(rt: &mut Rt, work: usize) {
@@ -1131,6 +1350,10 @@ pub fn slice(rt: &mut Rt, work: usize) {
 /// Scans the pointer blocks on the mark stack until it is empty.
 fn drain(rt: &mut Rt, m: &mut Marker) {
     while let Some((b, len)) = m.stack.pop() {
+        if m.keep_promoted {
+            // A minor collection pushes only the young blocks it promotes.
+            m.promoted_blocks.push(b);
+        }
         m.scanned_bytes += len;
         scan(rt, b, len, m);
     }

@@ -152,6 +152,9 @@ pub struct Page {
     /// them and on blocks its minor collections promote. Meaningless
     /// outside a cycle.
     pub mmark: [u64; BITMAP_WORDS],
+    /// Blocks promoted by the steps of a minor collection that reads a
+    /// deep new stack in steps (`gc::step_stack`), until it completes.
+    pub stepped: [u64; BITMAP_WORDS],
     /// Allocation site per block, when sites are tracked.
     pub sites: Vec<u32>,
     /// Birth stamp per block (the lifetime histogram), valid where the
@@ -852,6 +855,7 @@ impl<T: Tier> Heap<T> {
             quarantine: [0; BITMAP_WORDS],
             remembered: [0; BITMAP_WORDS],
             mmark: [0; BITMAP_WORDS],
+            stepped: [0; BITMAP_WORDS],
             young: false,
             in_partial: false,
             sites: if self.track_sites {

@@ -67,6 +67,9 @@ pub struct GcCounts {
     /// that minor collections did not read again.
     pub barriers: u64,
     pub stack_skipped: u64,
+    /// Pauses that read only the outer part of a deep new stack
+    /// (`gc::collect_inner`): marking steps of a minor collection.
+    pub stack_steps: u64,
     /// Bytes of cards of large remembered blocks not read again.
     pub cards_skipped: u64,
 }
@@ -106,6 +109,9 @@ pub struct Rt {
     pub marking: bool,
     /// Its grey old blocks: (block base, offset to scan from).
     pub major_stack: Vec<(usize, usize)>,
+    /// Its stack ranges still to read (words above intact stack barriers
+    /// when it started), greying the old blocks they point at.
+    pub major_ranges: Vec<(usize, usize)>,
     /// `heap.young_bytes` when the last step of the cycle ended (a slice's
     /// work follows the young bytes handed out since).
     pub slice_from: usize,
@@ -130,11 +136,16 @@ pub struct Rt {
     pub barriers: crate::barrier::Barriers,
     /// Compiled code's table is installed and barriers are supported.
     pub barriers_ok: bool,
-    /// The next collection reads the whole stack (an incremental cycle
-    /// starts).
-    pub full_scan_next: bool,
+    /// An incremental cycle starts: the next collection hands the stack
+    /// words above the barriers to its slices (`major_ranges`).
+    pub grey_stack_next: bool,
     /// The stack pointer of the last collection.
     pub gc_sp: usize,
+    /// The last pause read only the outer part of a deep new stack: the
+    /// collector is asked in again at the next slow allocation to go on.
+    pub stack_pending: bool,
+    /// The pointer blocks its steps promoted (`Page::stepped`).
+    pub step_promoted: Vec<usize>,
     /// Large remembered blocks: the checksum of each card when a minor
     /// collection last read it (`gc::scan_remembered`), by block base.
     pub cards: BTreeMap<usize, Box<[Option<u64>]>>,
@@ -205,6 +216,7 @@ impl Rt {
             remembered: Vec::new(),
             marking: false,
             major_stack: Vec::new(),
+            major_ranges: Vec::new(),
             slice_from: 0,
             cycle_promoted: 0,
             gc: GcCounts {
@@ -222,6 +234,7 @@ impl Rt {
                 stack_bytes: 0,
                 barriers: 0,
                 stack_skipped: 0,
+                stack_steps: 0,
                 cards_skipped: 0,
                 remembered_bytes: 0,
                 scanned_bytes: 0,
@@ -240,8 +253,10 @@ impl Rt {
             owner: 0,
             barriers: crate::barrier::Barriers::new(),
             barriers_ok: false,
-            full_scan_next: false,
+            grey_stack_next: false,
             gc_sp: 0,
+            stack_pending: false,
+            step_promoted: Vec::new(),
             cards: BTreeMap::new(),
         }
     }

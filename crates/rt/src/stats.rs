@@ -18,6 +18,7 @@
 //! collector reads: stack B bytes, remembered B bytes, marked B bytes
 //! incremental majors: N started, N slices, longest slice X ms, longest final Y ms
 //! stack barriers: N installed, B bytes of stack not read again
+//! stack steps: S
 //! remembered cards: B bytes not read again
 //! ```
 
@@ -168,11 +169,12 @@ pub fn exit_report(rt: &Rt) -> String {
             ms(g.longest_slice),
             ms(g.longest_final)
         );
-        // What minor collections did not read again (two lines).
+        // What minor collections did not read again, and the pauses that
+        // read a deep new stack in steps (three lines).
         let _ = writeln!(
             out,
-            "stack barriers: {} installed, {} bytes of stack not read again\nremembered cards: {} bytes not read again",
-            g.barriers, g.stack_skipped, g.cards_skipped
+            "stack barriers: {} installed, {} bytes of stack not read again\nstack steps: {}\nremembered cards: {} bytes not read again",
+            g.barriers, g.stack_skipped, g.stack_steps, g.cards_skipped
         );
         if cfg!(feature = "stats-basic") {
             let t = &s.tier;
