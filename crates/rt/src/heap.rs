@@ -37,7 +37,7 @@ const RETAIN_LIMIT: usize = 16 << 20;
 /// Pages reserved from the OS at a time.
 const RESERVATION_PAGES: usize = 64;
 /// Bitmap words per page: the smallest class has 4096 blocks per page.
-const BITMAP_WORDS: usize = PAGE_SIZE / 16 / 64;
+pub const BITMAP_WORDS: usize = PAGE_SIZE / 16 / 64;
 const TOP_BITS: usize = 47 - PAGE_SHIFT - LEAF_BITS;
 const LEAF_BITS: usize = 16;
 /// `Page::class` of a large block.
@@ -190,6 +190,23 @@ impl Page {
     #[inline(always)]
     pub fn clear(bits: &mut [u64; BITMAP_WORDS], i: usize) {
         bits[i / 64 % BITMAP_WORDS] &= !(1 << (i % 64));
+    }
+    /// Sets bits `first..first + count` (below `64 * BITMAP_WORDS`) a
+    /// word at a time.
+    #[inline]
+    pub fn set_range(bits: &mut [u64; BITMAP_WORDS], first: usize, count: usize) {
+        let (mut i, end) = (first, first + count);
+        while i < end {
+            let off = i % 64;
+            let n = (end - i).min(64 - off);
+            let mask = if n == 64 {
+                !0
+            } else {
+                ((1u64 << n) - 1) << off
+            };
+            bits[i / 64 % BITMAP_WORDS] |= mask;
+            i += n;
+        }
     }
     pub fn block_addr(&self, i: usize) -> usize {
         self.base + i * self.block_size
@@ -556,13 +573,14 @@ impl<T: Tier> Heap<T> {
                 return ptr::null_mut();
             }
         }
-        if self.classes[k].free != 0 {
-            self.tier.slow(class);
-            return self.pop_free(k, kind);
-        }
-        // A page the last sweep left with free blocks: bump through its
-        // runs of free blocks.
+        // A page the last sweep left with free blocks: its scattered free
+        // blocks went on the free list when it was taken; bump through its
+        // wholly free stretches.
         loop {
+            if self.classes[k].free != 0 {
+                self.tier.slow(class);
+                return self.pop_free(k, kind);
+            }
             let carve = self.classes[k].carve;
             if carve != 0 {
                 let p = self.carve_run(carve as usize - 1, k);
@@ -585,6 +603,7 @@ impl<T: Tier> Heap<T> {
                 page.in_partial = false;
                 self.classes[k].carve = id + 1;
                 self.classes[k].carve_from = 0;
+                self.link_scattered(id as usize, k);
             }
         }
         if self.over_limit(PAGE_SIZE) || self.wants_gc(PAGE_SIZE) {
@@ -642,6 +661,67 @@ impl<T: Tier> Heap<T> {
         start as *mut u8
     }
 
+    /// Puts the free blocks of swept page `id` on class `k`'s free list
+    /// (empty now), in address order, and records them allocated (as a
+    /// free list's blocks are between collections), except those of
+    /// wholly free 64-block stretches of the page, left to `carve_run` as
+    /// bump ranges. A page whose survivors are scattered (an old page
+    /// after a major collection) has mostly runs of one or two blocks:
+    /// taking each as a bump range cost a slow-path call per run, this
+    /// costs a few instructions per block, a word of alloc bits at a time.
+    /// Pointer blocks are zeroed here, as `carve_run` zeroes its runs.
+    fn link_scattered(&mut self, id: usize, k: usize) {
+        let page = &mut self.pages[id];
+        let (n, size, base) = (page.nblocks, page.block_size, page.base);
+        let pointer = page.kind as usize == POINTER;
+        let mut head = 0usize;
+        let mut tail = 0usize;
+        let mut linked = 0usize;
+        for w in 0..n.div_ceil(64) {
+            let valid = if (w + 1) * 64 <= n {
+                !0u64
+            } else {
+                (1u64 << (n % 64)) - 1
+            };
+            let mut free = !page.alloc[w] & valid;
+            if free == 0 || free == !0 {
+                continue;
+            }
+            page.alloc[w] |= free;
+            linked += free.count_ones() as usize;
+            while free != 0 {
+                let b = base + (w * 64 + free.trailing_zeros() as usize) * size;
+                free &= free - 1;
+                // SAFETY: page `id` is in use (the caller took it off the
+                // partial list, checked) and block `b` was free (clear
+                // alloc bit, below `nblocks`, in no bump range): its
+                // `size` bytes (16-aligned, a multiple of 16) lie in the
+                // page and nothing references them. The link goes in the
+                // first word of the previous block, also such a block.
+                unsafe {
+                    if pointer {
+                        zero_small(b, size);
+                    }
+                    if tail != 0 {
+                        *(tail as *mut usize) = b;
+                    } else {
+                        head = b;
+                    }
+                }
+                tail = b;
+            }
+        }
+        if tail == 0 {
+            return;
+        }
+        let cs = &mut self.classes[k];
+        // SAFETY: `tail` is the last block linked above.
+        unsafe { *(tail as *mut usize) = cs.free };
+        cs.free = head;
+        self.young_bytes += linked * size;
+        self.note_young(id);
+    }
+
     /// Puts page `id` on the young list (it may now hold young blocks).
     #[inline(always)]
     pub fn note_young(&mut self, id: usize) {
@@ -655,15 +735,15 @@ impl<T: Tier> Heap<T> {
     /// Records the class's pending bump range in its page's alloc bits and
     /// drops the cursor (the rest of the page is then free by its bits).
     pub fn flush_cursor(&mut self, k: usize) {
-        let cs = self.classes[k];
-        if cs.page != 0 {
-            let page = &mut self.pages[cs.page as usize - 1];
-            let mut b = cs.bump_start;
-            while b < cs.bump {
-                let i = page.index_of(b);
-                Page::set(&mut page.alloc, i);
-                b += page.block_size;
-            }
+        let (id, start, bump) = {
+            let cs = &self.classes[k];
+            (cs.page, cs.bump_start, cs.bump)
+        };
+        if id != 0 && bump > start {
+            let page = &mut self.pages[id as usize - 1];
+            let first = page.index_of(start);
+            let last = page.index_of(bump - 1);
+            Page::set_range(&mut page.alloc, first, last + 1 - first);
         }
         let cs = &mut self.classes[k];
         cs.page = 0;

@@ -371,3 +371,27 @@ fn hot_path_has_no_atomic_instruction() {
         }
     }
 }
+
+/// `Page::set_range` sets the bits `Page::set` would, one word at a time
+/// (the allocator records a bump range's blocks with it).
+#[test]
+fn set_range_sets_the_bits_one_by_one_would() {
+    use rt::heap::{Page, BITMAP_WORDS};
+    let n = 64 * BITMAP_WORDS;
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..2000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let first = (seed % n as u64) as usize;
+        let count = ((seed >> 20) % (n - first + 1) as u64) as usize;
+        let count = if seed & 1 == 0 { count % 200 } else { count };
+        let before = [seed.rotate_left(7) & 0x5555_0000_ffff_0f0f; BITMAP_WORDS];
+        let (mut a, mut b) = (before, before);
+        Page::set_range(&mut a, first, count);
+        for i in first..first + count {
+            Page::set(&mut b, i);
+        }
+        assert_eq!(a, b, "first {first} count {count}");
+    }
+}
