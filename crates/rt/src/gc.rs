@@ -393,9 +393,8 @@ struct Marker {
     grey_old: bool,
     major: Vec<(usize, usize)>,
     /// A step of a deep stack's reading (`step_stack`): the pointer blocks
-    /// it promoted, all remembered.
+    /// it promotes get `Page::stepped`.
     keep_promoted: bool,
-    promoted_blocks: Vec<usize>,
 }
 
 impl Marker {
@@ -414,7 +413,6 @@ impl Marker {
             grey_old: true,
             major: Vec::new(),
             keep_promoted: false,
-            promoted_blocks: Vec::new(),
         }
     }
 }
@@ -502,11 +500,9 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         rt.cycle_promoted += m.promoted;
     }
     // The steps' promoted blocks were young for `note_held` until now.
-    for b in std::mem::take(&mut rt.step_promoted) {
-        if let Some(id) = (rt.heap.map_get(b) as usize).checked_sub(1) {
-            let page = &mut rt.heap.pages[id];
-            let i = page.index_of(b);
-            Page::clear(&mut page.stepped, i);
+    if std::mem::take(&mut rt.stepped) {
+        for page in rt.heap.pages.iter_mut().filter(|p| p.in_use) {
+            page.stepped = [0; crate::heap::BITMAP_WORDS];
         }
     }
     let freed = sweep(rt, kind);
@@ -727,12 +723,7 @@ fn step_stack(rt: &mut Rt, mut m: Marker, read: usize, start: Instant, cpu_start
     if rt.mode == MemMode::Check {
         audit(rt, &mut m.found);
     }
-    for b in std::mem::take(&mut m.promoted_blocks) {
-        if let Some((id, i)) = rt.heap.lookup(b) {
-            Page::set(&mut rt.heap.pages[id].stepped, i);
-            rt.step_promoted.push(b);
-        }
-    }
+    rt.stepped = true;
     rt.stack_pending = true;
     set_trigger(rt);
     let pause = start.elapsed();
@@ -1352,7 +1343,11 @@ fn drain(rt: &mut Rt, m: &mut Marker) {
     while let Some((b, len)) = m.stack.pop() {
         if m.keep_promoted {
             // A minor collection pushes only the young blocks it promotes.
-            m.promoted_blocks.push(b);
+            if let Some(id) = (rt.heap.map_get(b) as usize).checked_sub(1) {
+                let page = &mut rt.heap.pages[id];
+                let i = page.index_of(b);
+                Page::set(&mut page.stepped, i);
+            }
         }
         m.scanned_bytes += len;
         scan(rt, b, len, m);

@@ -144,8 +144,9 @@ pub struct Rt {
     /// The last pause read only the outer part of a deep new stack: the
     /// collector is asked in again at the next slow allocation to go on.
     pub stack_pending: bool,
-    /// The pointer blocks its steps promoted (`Page::stepped`).
-    pub step_promoted: Vec<usize>,
+    /// Its steps promoted pointer blocks (`Page::stepped` bits to clear
+    /// when it completes).
+    pub stepped: bool,
     /// Large remembered blocks: the checksum of each card when a minor
     /// collection last read it (`gc::scan_remembered`), by block base.
     pub cards: BTreeMap<usize, Box<[Option<u64>]>>,
@@ -256,7 +257,7 @@ impl Rt {
             grey_stack_next: false,
             gc_sp: 0,
             stack_pending: false,
-            step_promoted: Vec::new(),
+            stepped: false,
             cards: BTreeMap::new(),
         }
     }
