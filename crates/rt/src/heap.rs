@@ -165,6 +165,9 @@ pub struct Page {
     /// A large block's mapping (at least `block_size`: the block grows in
     /// place up to it); 0 for a small page.
     pub reserved: usize,
+    /// The allocation site a large block was last handed out for (0: none
+    /// known), so that the cache gives it back to the same site.
+    pub large_site: u32,
 }
 
 impl Page {
@@ -276,6 +279,9 @@ pub struct Heap<T: Tier = Active> {
     /// Page ids of cached large data blocks, and their bytes.
     pub large_cache: Vec<u32>,
     pub cache_bytes: usize,
+    /// The site of the large allocation being made (the runtime sets it
+    /// before a large request; 0: none).
+    pub large_site: u32,
     /// Page map: top level indexed by addr >> 32, leaves of page id + 1.
     top: [*mut u32; 1 << TOP_BITS],
     pub lo: usize,
@@ -337,6 +343,7 @@ impl<T: Tier> Heap<T> {
             res_end: 0,
             reservations: Vec::new(),
             large_cache: Vec::new(),
+            large_site: 0,
             cache_bytes: 0,
             top: [ptr::null_mut(); 1 << TOP_BITS],
             lo: usize::MAX,
@@ -772,6 +779,7 @@ impl<T: Tier> Heap<T> {
                     self.large_cache.push(id as u32);
                 } else {
                     let page = &mut self.pages[id];
+                    page.large_site = self.large_site;
                     page.cached = false;
                     Page::set(&mut page.alloc, 0);
                     let base = page.base;
@@ -797,6 +805,7 @@ impl<T: Tier> Heap<T> {
         match self.new_page(base, bytes, 1, LARGE, kind as u8, bytes / PAGE_SIZE) {
             Some(id) => {
                 self.pages[id].reserved = reserved;
+                self.pages[id].large_site = self.large_site;
                 Page::set(&mut self.pages[id].alloc, 0);
                 self.tier.slow(NUM_CLASSES);
                 base as *mut u8
@@ -808,10 +817,22 @@ impl<T: Tier> Heap<T> {
         }
     }
 
-    /// The cached block to serve a `bytes`-byte request: the smallest one
-    /// at least that large (its pages are already in memory), else the
-    /// largest one whose mapping can grow to it.
+    /// The cached block to serve a `bytes`-byte request: the one the same
+    /// site had last when it fits or can grow to fit (a buffer that grows
+    /// in place asks small and ends large: another site's block would end
+    /// up as large, both resident), else the smallest one at least that
+    /// large (its pages are already in memory), else the largest one whose
+    /// mapping can grow to it.
     fn cache_fit(&self, bytes: usize) -> Option<usize> {
+        let page = |pos: usize| &self.pages[self.large_cache[pos] as usize];
+        if self.large_site != 0 {
+            let same = (0..self.large_cache.len()).find(|&pos| {
+                page(pos).large_site == self.large_site && page(pos).reserved >= bytes
+            });
+            if same.is_some() {
+                return same;
+            }
+        }
         let size = |pos: usize| self.pages[self.large_cache[pos] as usize].block_size;
         let fits = (0..self.large_cache.len()).filter(|&pos| size(pos) >= bytes);
         fits.min_by_key(|&pos| size(pos)).or_else(|| {
@@ -954,6 +975,7 @@ impl<T: Tier> Heap<T> {
                 Vec::new()
             },
             reserved: 0,
+            large_site: 0,
         };
         let id = match self.free_ids.pop() {
             Some(id) => {

@@ -316,6 +316,9 @@ impl Rt {
     /// The allocation every entry point uses: null on failure.
     #[inline(always)]
     pub fn alloc(&mut self, size: usize, kind: usize, site: u32) -> *mut u8 {
+        if size > crate::heap::MAX_SMALL {
+            self.heap.large_site = site;
+        }
         if self.counting {
             return self.alloc_counted(size, kind, site);
         }

@@ -207,6 +207,27 @@ fn large_block_cache() {
 }
 
 #[test]
+fn large_block_cache_gives_a_site_its_own_block_back() {
+    let _g = fresh(counting());
+    // Site 1's block is large, site 2's small; both freed.
+    let a = rt::sspur_alloc(6 * PAGE_SIZE, 0, 1);
+    let b = rt::sspur_alloc(2 * PAGE_SIZE, 0, 2);
+    unsafe { rt::sspur_free(a, 0) };
+    unsafe { rt::sspur_free(b, 0) };
+    // Site 1 asks small (a buffer that will grow in place): it gets its
+    // own block back, not the smallest that fits.
+    let a2 = rt::sspur_alloc(PAGE_SIZE + 1, 0, 1);
+    assert_eq!(a2, a);
+    // A site with no block of its own gets the smallest that fits.
+    let c = rt::sspur_alloc(PAGE_SIZE + 1, 0, 3);
+    assert_eq!(c, b);
+    unsafe { rt::sspur_free(a2, 0) };
+    unsafe { rt::sspur_free(c, 0) };
+    let d = rt::sspur_alloc(PAGE_SIZE + 1, 0, 0);
+    assert_eq!(d, b, "no site: the smallest that fits");
+}
+
+#[test]
 fn free_ignores_foreign_pointers() {
     let _g = fresh(counting());
     static TEXT: &str = "static";

@@ -98,7 +98,8 @@ pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64, site: u32) -> *mut B
 
 /// Makes room for `more` bytes after the contents and returns where they
 /// go, or traps `out of memory`: a builder never grows past the heap limit
-/// its finished string must fit in. The buffer at least doubles; the old
+/// its finished string must fit in. A large buffer grows in place when
+/// its mapping has room; otherwise the buffer at least doubles and the old
 /// one is freed once copied.
 ///
 /// # Safety
@@ -118,6 +119,19 @@ unsafe fn reserve(b: *mut Builder, more: usize) -> *mut u8 {
     if need > max {
         // SAFETY: `b` is live.
         unsafe { out_of_memory(b) };
+    }
+    if !buf.is_null() && need > crate::heap::MAX_SMALL {
+        // A large buffer grows into its mapping by as little as it needs:
+        // no copy, so doubling would gain nothing, and a buffer the size
+        // of its string becomes the string (`contents`).
+        if let Some(size) = crate::grow_in_place(buf, need) {
+            // SAFETY: `b` is live; its buffer now holds `size >= need`
+            // bytes, so `len < size`.
+            unsafe {
+                (*b).cap = size;
+                return buf.add(len);
+            }
+        }
     }
     let want = need.max(cap.saturating_mul(2)).max(MIN_CAP).min(max);
     let Some(new_cap) = crate::heap::block_size_for(want) else {
@@ -530,5 +544,37 @@ pub(crate) unsafe fn stdin_text(loc: u64, loc_len: u64) -> String {
         Ok(text) => text,
         // SAFETY: `(loc, loc_len)` is a location string (this function's contract).
         Err(_) => unsafe { trap_at("not valid UTF-8: stdin", loc, loc_len) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_builder_grows_in_place_and_becomes_its_string() {
+        let _lock = crate::helpers::test_lock();
+        let piece = [b'x'; 1000];
+        let b = sspur_sb_new(0);
+        // SAFETY: `b` is the live builder made above and `piece` a live
+        // string; the builder is finished once and not used afterwards.
+        unsafe {
+            let mut first_large = None;
+            for _ in 0..300 {
+                sspur_sb_piece(b, piece.as_ptr() as u64, 1000, 0);
+                if (*b).cap > crate::heap::MAX_SMALL {
+                    let buf = (*b).buf;
+                    assert_eq!(*first_large.get_or_insert(buf), buf, "the buffer moved");
+                }
+            }
+            let s = sspur_sb_finish(b, 0);
+            assert_eq!(s.1, 300_000);
+            assert_eq!(
+                Some(s.0 as *mut u8),
+                first_large,
+                "the buffer is the string"
+            );
+            crate::free_temp(s.0 as *mut u8);
+        }
     }
 }
