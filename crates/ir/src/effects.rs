@@ -188,24 +188,22 @@ impl Effects {
     /// The first effect of calling the function value `f` (a lambda, a
     /// function, anything else is unknown).
     pub fn call(&self, body: &Body, f: ExprId) -> Option<Effect> {
-        let mut w = Walk {
-            body,
-            fns: Some(self),
-            calls: Vec::new(),
-            past_prints: false,
-        };
-        w.call_value(f, f)
+        self.call_walk(body, f, false)
     }
 
     /// The first effect of calling the function value `f` other than its
     /// own `print`, `log` and `eprint` (a called function that prints
     /// counts: what it does after its first print is not known here).
     pub fn call_past_prints(&self, body: &Body, f: ExprId) -> Option<Effect> {
+        self.call_walk(body, f, true)
+    }
+
+    fn call_walk(&self, body: &Body, f: ExprId, past_prints: bool) -> Option<Effect> {
         let mut w = Walk {
             body,
             fns: Some(self),
             calls: Vec::new(),
-            past_prints: true,
+            past_prints,
         };
         w.call_value(f, f)
     }
