@@ -431,6 +431,13 @@ const ORACLE_CASES: &[(&str, u64, u64)] = &[
     // the argument again shares.
     ("let p = Some(1)\nlet q = same(p)\nprint(q)", 1, 1),
     ("let p = Some(1)\nlet q = same(p)\nprint(p)\nprint(q)", 1, 0),
+    // A capturing lambda passed to a method lives in the caller's frame
+    // (the list literal and map's list are the blocks); one bound to a
+    // name is a heap closure, and a lambda that captures nothing is
+    // static either way.
+    ("let k = 2\nprint([1].map(|x| x + k))", 2, 2),
+    ("let k = 2\nlet f = |x: Int| x + k\nprint([1].map(f))", 3, 3),
+    ("let f = |x: Int| x + 1\nprint([1].map(f))", 2, 2),
 ];
 
 #[test]

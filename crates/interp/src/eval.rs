@@ -851,7 +851,7 @@ impl<'p> Interp<'p> {
             ExprKind::Reuse { token, value, .. } => self.eval_reuse(fr, e, *token, *value),
             ExprKind::List(xs) => self.eval_list(fr, e, xs),
             ExprKind::Range { lo, hi } => self.eval_range(fr, e, *lo, *hi),
-            ExprKind::Lambda { captures, .. } => self.eval_lambda(fr, e, captures),
+            ExprKind::Lambda { captures, .. } => self.eval_lambda(fr, e, captures, true),
             ExprKind::Return(x) => self.eval_return(fr, *x),
             ExprKind::PutOwnedKey { map, key, value } => {
                 self.eval_put_owned(fr, e, *map, *key, *value)
@@ -1036,7 +1036,15 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(never)]
-    fn eval_lambda(&mut self, fr: &mut Frame<'p>, e: ExprId, captures: &[LocalId]) -> R<Value> {
+    /// A closure value; `heap` is false for one that lives in the caller's
+    /// frame natively (see `eval_method_args`).
+    fn eval_lambda(
+        &mut self,
+        fr: &mut Frame<'p>,
+        e: ExprId,
+        captures: &[LocalId],
+        heap: bool,
+    ) -> R<Value> {
         let mut caps = Vec::with_capacity(captures.len());
         for l in captures {
             let v = fr.get(*l).clone();
@@ -1046,7 +1054,12 @@ impl<'p> Interp<'p> {
             self.share(&v);
             caps.push((*l, v));
         }
-        Ok(Value::Closure(Rc::new(Closure::new(fr.f, e, caps.into()))))
+        Ok(Value::Closure(Rc::new(Closure::new(
+            fr.f,
+            e,
+            caps.into(),
+            heap,
+        ))))
     }
 
     /// Evaluates the scrutinee and picks the arm whose pattern matches
@@ -1190,6 +1203,30 @@ impl<'p> Interp<'p> {
         let mut vals = Vec::with_capacity(xs.len());
         for x in xs {
             vals.push(self.eval_stored(fr, *x)?);
+        }
+        Ok(vals)
+    }
+
+    /// A method's arguments: a capturing lambda passed as a function
+    /// parameter lives in the caller's frame natively, so its closure is
+    /// not a heap block here either.
+    pub(crate) fn eval_method_args(
+        &mut self,
+        fr: &mut Frame<'p>,
+        m: ir::Method,
+        xs: &[ExprId],
+    ) -> R<Vec<Value>> {
+        let mut vals = Vec::with_capacity(xs.len());
+        for (i, &x) in xs.iter().enumerate() {
+            let v = match &fr.body[x].kind {
+                ExprKind::Lambda { captures, .. }
+                    if ir::fusion::frame_lambda_arg(fr.body, m, i, x) =>
+                {
+                    self.eval_lambda(fr, x, captures, false)?
+                }
+                _ => self.eval(fr, x)?,
+            };
+            vals.push(v);
         }
         Ok(vals)
     }

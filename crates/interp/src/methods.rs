@@ -210,7 +210,7 @@ pub(crate) fn eval_method<'p>(
         eval_grow(it, fr, e, m, receiver, arg_exprs, false)
     } else {
         let recv = it.eval(fr, receiver)?;
-        let args = it.eval_args(fr, arg_exprs)?;
+        let args = it.eval_method_args(fr, m, arg_exprs)?;
         apply(it, fr, e, m, receiver, arg_exprs, recv, args)
     };
     it.checked(fr, e, r)

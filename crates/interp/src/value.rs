@@ -475,9 +475,11 @@ impl Closure {
         fn_id: FnId,
         lambda: ir::ExprId,
         captures: Box<[(LocalId, Value)]>,
+        in_heap: bool,
     ) -> Closure {
-        // A lambda that captures nothing is a static block natively.
-        let heap = !captures.is_empty();
+        // A lambda that captures nothing is a static block natively; one
+        // passed straight to a method lives in the caller's frame.
+        let heap = in_heap && !captures.is_empty();
         let words = 1 + captures
             .iter()
             .map(|(_, v)| limit::value_words(v))

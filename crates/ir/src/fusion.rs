@@ -154,6 +154,18 @@ fn method_of(body: &Body, e: ExprId) -> Option<Method> {
     }
 }
 
+/// Whether `a`, argument `i` of a call of `method`, is a capturing lambda
+/// written as a function parameter the method table declares `fn(..)`:
+/// such a closure is dead once the call returns, so it lives in the
+/// caller's frame (see `Plan::frame_lambdas`). The interpreter asks too, so
+/// both backends count the same heap blocks.
+pub fn frame_lambda_arg(body: &Body, method: Method, i: usize, a: ExprId) -> bool {
+    matches!(
+        method.def().params.get(i),
+        Some(crate::methods::Sig::Fn(..))
+    ) && matches!(&body[a].kind, ExprKind::Lambda { captures, .. } if !captures.is_empty())
+}
+
 /// Every chain of one body.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
@@ -214,16 +226,14 @@ impl Plan {
         }
         for (_, ex) in body.exprs.iter() {
             if let ExprKind::Method { method, args, .. } = &ex.kind {
-                for (&a, param) in args.iter().zip(method.def().params) {
-                    let called = matches!(param, crate::methods::Sig::Fn(..));
-                    if !called {
-                        continue;
-                    }
-                    if matches!(&body[a].kind, ExprKind::Lambda { captures, .. } if !captures.is_empty())
-                    {
+                for (i, &a) in args.iter().enumerate() {
+                    if frame_lambda_arg(body, *method, i, a) {
                         plan.frame_lambdas.insert(a, *method);
                     }
-                    if inlinable(body, effects, a) {
+                }
+                for (&a, param) in args.iter().zip(method.def().params) {
+                    let called = matches!(param, crate::methods::Sig::Fn(..));
+                    if called && inlinable(body, effects, a) {
                         plan.inline_lambdas.insert(a);
                     }
                 }
