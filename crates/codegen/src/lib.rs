@@ -251,6 +251,17 @@ fn compile(
             Static::Data(id)
         }
     };
+    // The runtime's word holding its class states' address (0: no inline
+    // allocation), for the inline allocation fast path.
+    let alloc_classes = match target {
+        Target::Clif => Static::Addr(FAKE_STATIC_BASE - 0x1000),
+        Target::Jit => Static::Addr(rt::sspur_alloc_classes.as_ptr() as u64),
+        Target::Object => Static::Data(
+            module
+                .declare_data("sspur_alloc_classes", Linkage::Import, false, false)
+                .map_err(|e| e.to_string())?,
+        ),
+    };
     let mut sh = Shared {
         module,
         call_conv,
@@ -264,6 +275,7 @@ fn compile(
         types: Default::default(),
         statics: HashMap::new(),
         tags,
+        alloc_classes,
         aot: target == Target::Object,
         sites: Vec::new(),
         path: path.to_string(),

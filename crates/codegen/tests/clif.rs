@@ -39,3 +39,24 @@ fn drops_become_runtime_frees() {
         "the owned list is freed:\n{text}"
     );
 }
+
+#[test]
+fn small_cells_allocate_inline_with_the_call_as_the_cold_path() {
+    let text = clif("fn main() {\n    let p = (1, 2)\n    print(p)\n}\n");
+    // The runtime's class-state word (made-up address under `emit clif`)
+    // is read, the class's free list popped or its cursor bumped; the
+    // runtime call sits in a cold block.
+    assert!(
+        text.contains("load.i64 notrap aligned v3  ; v3 = 0x4fff_f000"),
+        "the class states are read inline:\n{text}"
+    );
+    assert!(text.contains("icmp ule"), "the bump is bounded:\n{text}");
+    let cold = text
+        .split("\n\n")
+        .find(|b| b.contains(" cold:"))
+        .unwrap_or_else(|| panic!("no cold block:\n{text}"));
+    assert!(
+        cold.contains("call fn0(") && text.contains("fn0 = %sspur_alloc_block"),
+        "the slow path calls the runtime:\n{text}"
+    );
+}

@@ -224,8 +224,11 @@ impl Page {
     }
 }
 
-/// The allocation state of one (kind, class) pair.
+/// The allocation state of one (kind, class) pair. `repr(C)`: generated
+/// code reads and writes `free`, `bump` and `end` at the offsets below (the
+/// inline allocation fast path, see `SSPUR_ALLOC_CLASSES`).
 #[derive(Clone, Copy)]
+#[repr(C)]
 pub struct ClassState {
     pub bump: usize,
     pub end: usize,
@@ -243,6 +246,12 @@ pub struct ClassState {
     pub carve: u32,
     pub carve_from: u32,
 }
+
+/// The layout generated code's inline fast path relies on.
+pub const CLASS_STATE_SIZE: usize = std::mem::size_of::<ClassState>();
+pub const CLASS_STATE_FREE: usize = std::mem::offset_of!(ClassState, free);
+pub const CLASS_STATE_BUMP: usize = std::mem::offset_of!(ClassState, bump);
+pub const CLASS_STATE_END: usize = std::mem::offset_of!(ClassState, end);
 
 impl ClassState {
     const EMPTY: ClassState = ClassState {

@@ -35,7 +35,7 @@ pub use abi::*;
 pub use cells::{sspur_free_cell, sspur_free_deep, sspur_reuse_or_alloc, BlockKind};
 pub use config::{MemMode, Settings, StatsMode};
 pub use heap::{DATA, POINTER};
-pub use state::{Counters, GcCounts, SiteStat};
+pub use state::{sspur_alloc_classes, Counters, GcCounts, SiteStat};
 pub use stats::Stats;
 
 use state::rt;

@@ -160,6 +160,17 @@ unsafe impl Sync for Global {}
 
 static RT: Global = Global(UnsafeCell::new(Rt::new()));
 
+/// The address of the global heap's class states (`Heap::classes`) when
+/// generated code may allocate small blocks inline (the runtime's own fast
+/// path: pop the class's free list, else bump; anything else calls
+/// `sspur_alloc_block`), or 0 when every allocation must go through the
+/// runtime: before initialisation, and when allocations are counted,
+/// checked or sampled (`Settings::counting`, a tier stamping births).
+#[no_mangle]
+#[allow(non_upper_case_globals)]
+pub static sspur_alloc_classes: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// The runtime state. Entry points take it once and pass it down, so no two
 /// live `&mut` overlap.
 #[inline(always)]
@@ -281,6 +292,15 @@ impl Rt {
         self.settings = settings;
         self.stack_base = crate::gc::stack_base();
         self.heap.gc_ready = self.stack_base != 0;
+        if !self.counting
+            && !<crate::tier::Active as crate::tier::Tier>::BIRTHS
+            && std::ptr::eq(self, RT.0.get())
+        {
+            sspur_alloc_classes.store(
+                self.heap.classes.as_ptr() as usize,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         // The tests' planted bug (tests/barriers.rs); never in a release build.
         self.barriers.stale_test =
             cfg!(debug_assertions) && std::env::var_os("SSPUR_TEST_STALE_BARRIERS").is_some();

@@ -52,6 +52,8 @@ pub struct Shared<'m> {
     pub statics: HashMap<Vec<u8>, Static>,
     /// Static words `[0, 1, 2, ..]`: nullary constructor `t` is `&tags[t]`.
     pub tags: Static,
+    /// The runtime's `sspur_alloc_classes` word (see `Lower::alloc`).
+    pub alloc_classes: Static,
     /// Whether statics are data objects of the module (an object file:
     /// the linker places them) rather than addresses of this process.
     pub aot: bool,
@@ -507,10 +509,68 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         self.b.ins().stack_addr(I64, slot, 0)
     }
 
+    /// A fresh pointer block of `nwords` words (a cell or closure; the
+    /// caller writes every field). A small block is taken inline as the
+    /// runtime's own fast path does it: the head of its class's free list
+    /// (its link word cleared; a freed pointer block is zero otherwise),
+    /// else a bump of the class's cursor. The call is the slow path, and
+    /// the only path while the runtime publishes no class states (before
+    /// its initialisation, and whenever it counts or checks allocations).
     fn alloc(&mut self, nwords: usize, site: Value) -> Value {
-        let bytes = self.iconst((nwords.max(1) * 8) as i64);
+        use rt::heap::{CLASS_STATE_BUMP, CLASS_STATE_END, CLASS_STATE_FREE, CLASS_STATE_SIZE};
+        let size = nwords.max(1) * 8;
+        if size > rt::heap::MAX_SMALL {
+            let bytes = self.iconst(size as i64);
+            let one = self.iconst(1);
+            return self.rt1(F::sspur_alloc_block, &[bytes, one, site]);
+        }
+        let class = rt::heap::class_of(size);
+        let class_size = rt::heap::CLASS_SIZES[class] as i64;
+        let cs_at = ((rt::POINTER * rt::heap::NUM_CLASSES + class) * CLASS_STATE_SIZE) as i32;
+        let slot = self.static_at(self.sh.alloc_classes, 0);
+        let classes = self.b.ins().load(I64, flags(), slot, 0);
+        let try_free = self.b.create_block();
+        let pop = self.b.create_block();
+        let bump = self.b.create_block();
+        let take = self.b.create_block();
+        let slow = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(done, I64);
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(classes, try_free, &[], slow, &[]);
+
+        self.b.switch_to_block(try_free);
+        let cs = self.b.ins().iadd_imm_s(classes, cs_at as i64);
+        let free_at = CLASS_STATE_FREE as i32;
+        let head = self.b.ins().load(I64, flags(), cs, free_at);
+        self.b.ins().brif(head, pop, &[], bump, &[]);
+
+        self.b.switch_to_block(pop);
+        let next = self.b.ins().load(I64, flags(), head, 0);
+        self.b.ins().store(flags(), next, cs, free_at);
+        let zero = self.iconst(0);
+        self.b.ins().store(flags(), zero, head, 0);
+        self.b.ins().jump(done, &ba(&[head]));
+
+        self.b.switch_to_block(bump);
+        let p = self.b.ins().load(I64, flags(), cs, CLASS_STATE_BUMP as i32);
+        let end = self.b.ins().load(I64, flags(), cs, CLASS_STATE_END as i32);
+        let q = self.b.ins().iadd_imm_s(p, class_size);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, q, end);
+        self.b.ins().brif(fits, take, &[], slow, &[]);
+
+        self.b.switch_to_block(take);
+        self.b.ins().store(flags(), q, cs, CLASS_STATE_BUMP as i32);
+        self.b.ins().jump(done, &ba(&[p]));
+
+        self.b.switch_to_block(slow);
+        let bytes = self.iconst(size as i64);
         let one = self.iconst(1);
-        self.rt1(F::sspur_alloc_block, &[bytes, one, site])
+        let r = self.rt1(F::sspur_alloc_block, &[bytes, one, site]);
+        self.b.ins().jump(done, &ba(&[r]));
+
+        self.b.switch_to_block(done);
+        self.b.block_params(done)[0]
     }
 
     /// The block of constructor `e`: the reuse token's when `e` is the
