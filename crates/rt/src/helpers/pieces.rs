@@ -150,22 +150,23 @@ impl Iterator for Words<'_> {
     }
 }
 
-/// Where the first `\n` at or after `at` is, eight bytes at a time.
+/// Where the first byte `c` at or after `at` is, eight bytes at a time
+/// (a line feed for `lines`, a one-byte separator for `split`).
 #[inline(always)]
-fn find_newline(b: &[u8], at: usize) -> Option<usize> {
-    const NL: u64 = ONES * b'\n' as u64;
+fn find_byte(b: &[u8], at: usize, c: u8) -> Option<usize> {
+    let pat = ONES * c as u64;
     let mut i = at;
     while i + 8 <= b.len() {
-        let x = word_at(b, i) ^ NL;
-        // A zero byte of `x` (a newline of `w`) sets its high bit here; the
-        // lowest set bit is exact (borrows only run upward).
+        let x = word_at(b, i) ^ pat;
+        // A zero byte of `x` (a `c` of the word) sets its high bit here;
+        // the lowest set bit is exact (borrows only run upward).
         let hit = x.wrapping_sub(ONES) & !x & HIGHS;
         if hit != 0 {
             return Some(i + (hit.trailing_zeros() / 8) as usize);
         }
         i += 8;
     }
-    b[i..].iter().position(|&c| c == b'\n').map(|k| i + k)
+    b[i..].iter().position(|&x| x == c).map(|k| i + k)
 }
 
 /// The piece at cursor `c` of `b` (`sep` only for SPLIT) as a byte range,
@@ -197,7 +198,7 @@ fn next(kind: u64, b: &[u8], sep: &[u8], c: u64) -> Option<(usize, usize, u64)> 
                 (start, end, end as u64)
             })
         }
-        LINES => (at < len).then(|| match find_newline(b, at) {
+        LINES => (at < len).then(|| match find_byte(b, at, b'\n') {
             Some(i) => {
                 let end = if i > at && b[i - 1] == b'\r' {
                     i - 1
@@ -221,7 +222,7 @@ fn next(kind: u64, b: &[u8], sep: &[u8], c: u64) -> Option<(usize, usize, u64)> 
         }
         _ => {
             let found = match sep {
-                [c] => b[at..].iter().position(|x| x == c),
+                [c] => find_byte(b, at, *c).map(|i| i - at),
                 _ => b[at..].windows(sep.len()).position(|w| w == sep),
             };
             match found {

@@ -13,6 +13,39 @@ pub(crate) fn alloc_str(len: u64, site: u32) -> *mut u8 {
     mem::alloc(len as usize, false, site)
 }
 
+/// Copies `n` bytes from `src` to `dst`: a copy of up to 16 bytes (a
+/// word, a field, a separator) as two overlapping loads and stores of the
+/// widest size that fits, instead of a call to `memcpy`.
+///
+/// # Safety
+/// As [`std::ptr::copy_nonoverlapping`]: `src` readable and `dst` writable
+/// for `n` bytes, the two disjoint.
+#[inline(always)]
+pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: every access is at an offset below `n` from `src` or `dst`
+    // (the caller's contract), unaligned reads and writes only.
+    unsafe {
+        if n > 16 {
+            std::ptr::copy_nonoverlapping(src, dst, n);
+        } else if n >= 8 {
+            let a = (src as *const u64).read_unaligned();
+            let b = (src.add(n - 8) as *const u64).read_unaligned();
+            (dst as *mut u64).write_unaligned(a);
+            (dst.add(n - 8) as *mut u64).write_unaligned(b);
+        } else if n >= 4 {
+            let a = (src as *const u32).read_unaligned();
+            let b = (src.add(n - 4) as *const u32).read_unaligned();
+            (dst as *mut u32).write_unaligned(a);
+            (dst.add(n - 4) as *mut u32).write_unaligned(b);
+        } else if n > 0 {
+            let (a, m, z) = (*src, *src.add(n / 2), *src.add(n - 1));
+            *dst = a;
+            *dst.add(n / 2) = m;
+            *dst.add(n - 1) = z;
+        }
+    }
+}
+
 /// A fresh string with these bytes.
 pub(crate) fn fresh(b: &[u8], site: u32) -> Pair {
     let p = alloc_str(b.len() as u64, site);
@@ -20,7 +53,7 @@ pub(crate) fn fresh(b: &[u8], site: u32) -> Pair {
         // SAFETY: `b` is non-empty, so `alloc_str` returned a fresh block of
         // at least `b.len()` bytes (it traps rather than return null); a
         // block just handed out is disjoint from the live memory `b` borrows.
-        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
+        unsafe { copy_bytes(b.as_ptr(), p, b.len()) };
     }
     Pair(p as u64, b.len() as u64)
 }
@@ -46,11 +79,9 @@ pub unsafe extern "C" fn sspur_str_concat(a: u64, al: u64, b: u64, bl: u64, site
     // disjoint from both, and each copy runs only for a non-empty part and
     // stays inside it.
     unsafe {
-        if al > 0 {
-            std::ptr::copy_nonoverlapping(a as *const u8, p, al as usize);
-        }
+        copy_bytes(a as *const u8, p, al as usize);
         if bl > 0 {
-            std::ptr::copy_nonoverlapping(b as *const u8, p.add(al as usize), bl as usize);
+            copy_bytes(b as *const u8, p.add(al as usize), bl as usize);
         }
     }
     Pair(p as u64, al + bl)

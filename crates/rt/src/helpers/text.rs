@@ -12,7 +12,7 @@
 
 use super::io::io_reason;
 use super::types::{self, bytes, with_table};
-use super::{str::fresh, trap_at, Pair};
+use super::{str::copy_bytes, str::fresh, trap_at, Pair};
 use crate::heap::{DATA, POINTER};
 use std::sync::Mutex;
 
@@ -104,17 +104,31 @@ pub unsafe extern "C" fn sspur_sb_new_sep(s: u64, len: u64, site: u32) -> *mut B
 ///
 /// # Safety
 /// `b` must be a live builder.
+#[inline(always)]
 unsafe fn reserve(b: *mut Builder, more: usize) -> *mut u8 {
+    // SAFETY: `b` is a live builder (the caller's contract).
+    let (buf, len, cap) = unsafe { ((*b).buf, (*b).len, (*b).cap) };
+    match len.checked_add(more) {
+        // SAFETY: `len <= cap`, inside the buffer (or the null buffer at 0).
+        Some(need) if need <= cap => unsafe { buf.add(len) },
+        // SAFETY: `b` is live (the caller's contract).
+        _ => unsafe { grow(b, more) },
+    }
+}
+
+/// [`reserve`] when the buffer is too small: grows it (out of line, so the
+/// common case stays a compare).
+///
+/// # Safety
+/// `b` must be a live builder.
+#[inline(never)]
+unsafe fn grow(b: *mut Builder, more: usize) -> *mut u8 {
     // SAFETY: `b` is a live builder (the caller's contract).
     let (buf, len, cap) = unsafe { ((*b).buf, (*b).len, (*b).cap) };
     let Some(need) = len.checked_add(more) else {
         // SAFETY: `b` is live.
         unsafe { out_of_memory(b) }
     };
-    if need <= cap {
-        // SAFETY: `len <= cap`, inside the buffer (or the null buffer at 0).
-        return unsafe { buf.add(len) };
-    }
     let max = crate::state::rt().heap.max_heap;
     if need > max {
         // SAFETY: `b` is live.
@@ -177,7 +191,7 @@ unsafe fn append(b: *mut Builder, data: &[u8]) {
     // in a block `data` cannot be part of (the buffer is never handed out).
     unsafe {
         let at = reserve(b, data.len());
-        std::ptr::copy_nonoverlapping(data.as_ptr(), at, data.len());
+        copy_bytes(data.as_ptr(), at, data.len());
         (*b).len += data.len();
     }
 }
@@ -204,13 +218,17 @@ pub unsafe extern "C" fn sspur_sb_piece(b: *mut Builder, p: u64, len: u64, site:
     unsafe {
         (*b).site = site as usize;
         let (sep, sep_len, pieces) = ((*b).sep, (*b).sep_len, (*b).pieces);
-        if pieces > 0 && sep_len > 0 {
-            // Reserve both at once, so a piece never doubles twice.
-            reserve(b, sep_len.saturating_add(len as usize));
-            append(b, std::slice::from_raw_parts(sep, sep_len));
-        }
+        let sep_len = if pieces > 0 { sep_len } else { 0 };
         (*b).pieces = pieces + 1;
-        append(b, bytes(p, len));
+        // Room for both at once, so a piece never doubles twice.
+        let more = sep_len.saturating_add(len as usize);
+        if more == 0 {
+            return;
+        }
+        let at = reserve(b, more);
+        copy_bytes(sep, at, sep_len);
+        copy_bytes(p as *const u8, at.add(sep_len), len as usize);
+        (*b).len += more;
     }
 }
 
