@@ -10,7 +10,8 @@
 //! `len`, `is_empty`, `any`, `all`, `find`, `contains`, `min`, `max`,
 //! `join`, `counts`, or a `for`). A range or piece source read directly by
 //! its consumer (`(0..n).map(f)`, `s.words.counts`) is a chain without
-//! stages; so are `map`, `filter` and `flat_map` of a range.
+//! stages; so is `flat_map` of a range. `map` and `filter` collect any
+//! chain (`s.lines.drop(1).map(f)`, `xs.filter(p).map(f)`) into their list.
 //!
 //! Fused, the elements go through the stages one at a time: the calls of
 //! the stages' lambdas interleave, the stages' arguments are evaluated
@@ -207,8 +208,8 @@ impl Plan {
                 Some(Method::ListMap | Method::ListFilter | Method::ListFlatMap)
             )
         };
-        // Consumers that take elements, then `for`s, then `map`, `filter`
-        // and `flat_map` of a range that no fused chain has as a stage.
+        // Consumers that take elements, then `for`s, then the `map`s,
+        // `filter`s and `flat_map`s that no fused chain has as a stage.
         for (e, _) in body.exprs.iter() {
             if !collects(e) {
                 plan.add_found(find_chain(body, effects, Consumer::Method(e)));
@@ -219,8 +220,16 @@ impl Plan {
                 plan.add_found(find_chain(body, effects, Consumer::For(s, *b)));
             }
         }
-        for (e, _) in body.exprs.iter() {
-            if collects(e) && !plan.unbuilt.contains_key(&e) {
+        // Outermost first, so that `s.words.map(f).filter(g)` is one chain
+        // and not a chain that ends in `map` read by another.
+        let collecting: Vec<ExprId> = body
+            .exprs
+            .iter()
+            .map(|(e, _)| e)
+            .filter(|&e| collects(e))
+            .collect();
+        for e in collecting.into_iter().rev() {
+            if !plan.unbuilt.contains_key(&e) {
                 plan.add_found(find_chain(body, effects, Consumer::Method(e)));
             }
         }
@@ -437,9 +446,10 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
         Some(Method::ListMap | Method::ListFilter | Method::ListFlatMap)
     );
     match cm {
-        // map, filter and flat_map build their list: only straight off a
+        // map and filter build their list into a buffer of the source's
+        // length (no stage adds elements); flat_map only straight off a
         // range (the range is not built).
-        Some(_) if collect && (!stages.is_empty() || kind != SourceKind::Range) => {
+        Some(Method::ListFlatMap) if !stages.is_empty() || kind != SourceKind::Range => {
             return None;
         }
         Some(_) if collect => {}

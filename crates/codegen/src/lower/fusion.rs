@@ -411,6 +411,56 @@ impl Lowerer<'_, '_, '_> {
         self.at_call(e, None, |s| s.apply(lam, f, fty, v))
     }
 
+    /// `map` or `filter` (`m`, expression `e`) ending a fused chain whose
+    /// length is not known before the loop (stages, pieces, a list): a
+    /// buffer of the source's length, which bounds the chain's (no stage
+    /// adds elements), filled as the stream runs and sealed at the count
+    /// kept (freed when nothing was). `f` is the consumer's lambda, its
+    /// value and type; `oty` the result's element type.
+    pub(super) fn stream_collect(
+        &mut self,
+        e: ExprId,
+        m: Method,
+        (lam, f, fty): (ExprId, Value, &Ty),
+        oty: &Ty,
+    ) -> Vals {
+        let st = self.fused.take().expect("a fused stream");
+        let bound = match &st.src {
+            Src::Range(_, n) => *n,
+            Src::List(_, len, _) => *len,
+            Src::Pieces(p) => {
+                let args = self.piece_args(p);
+                self.rt1(F::sspur_piece_count, &args)
+            }
+        };
+        let out = self.list_alloc(e, bound, oty);
+        let n = self.new_temp();
+        let z = self.iconst(0);
+        self.b.def_var(n, z);
+        let w = words(oty);
+        self.run_stream(st, |s, _, v, next| {
+            let x = if m == Method::ListMap {
+                let x = s.apply(lam, f, fty, v);
+                s.fit(x, w)
+            } else {
+                let keep = s.apply(lam, f, fty, v.clone())[0];
+                let go_on = s.b.create_block();
+                s.b.ins().brif(keep, go_on, &[], next.latch, &[]);
+                s.b.switch_to_block(go_on);
+                s.fit(v, w)
+            };
+            let k = s.b.use_var(n);
+            let at = s.elem_addr(out, k, oty);
+            s.store_words(at, 0, &x);
+            let k1 = s.b.ins().iadd_imm_s(k, 1);
+            s.b.def_var(n, k1);
+            true
+        });
+        let k = self.b.use_var(n);
+        let q = self.rt1(F::sspur_list_finish, &[out, k]);
+        vec![q, k]
+    }
+
     /// A new tuple of two values (at `site`), as `enumerate` and `zip`
     /// make them.
     fn tuple_of(&mut self, tys: &[Ty; 2], vals: &[Vals; 2], site: Value) -> Vals {

@@ -112,6 +112,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let range_len = stream.as_ref().is_some_and(|s| s.direct_range().is_some())
             && matches!(m, ListLen | ListIsEmpty);
         let streamed = stream.is_some() && !range_len;
+        let collected = stream.as_ref().is_some_and(|s| s.direct_range().is_none());
         self.fused = stream;
         let out = match m {
             ListLen | ListIsEmpty | ListCounts if pieces.is_some() => {
@@ -121,6 +122,11 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 if streamed =>
             {
                 Some(self.stream_consume(e, m, &call.ety, &call.a))
+            }
+            ListMap | ListFilter if collected => {
+                let fty = self.body[args[0]].ty.clone();
+                let f = call.a[0][0];
+                Some(self.stream_collect(e, m, (args[0], f, &fty), &elem_of(ty)))
             }
             ListLen | StrLen => one(call.r[1]),
             ListIsEmpty | StrIsEmpty => {
