@@ -66,6 +66,8 @@ pub struct Options {
 /// Where `emit clif` pretends static data lives, so its output does not
 /// depend on the addresses of one process.
 const FAKE_STATIC_BASE: u64 = 0x5000_0000;
+/// Where `emit clif` pretends the runtime's table of renewed blocks lives.
+const FAKE_RENEWED: u64 = 0x5800_0000;
 
 /// A compiled program: its functions are defined in the module.
 struct Compiled {
@@ -262,6 +264,17 @@ fn compile(
                 .map_err(|e| e.to_string())?,
         ),
     };
+    // The table of blocks reused since the collector's last pause
+    // (`rt::cells::renewed`), which a reuse reads before calling the runtime.
+    let renewed = match target {
+        Target::Clif => Static::Addr(FAKE_RENEWED),
+        Target::Jit => Static::Addr(rt::cells::renewed::address()),
+        Target::Object => Static::Data(
+            module
+                .declare_data("sspur_renewed", Linkage::Import, true, false)
+                .map_err(|e| e.to_string())?,
+        ),
+    };
     let mut sh = Shared {
         module,
         call_conv,
@@ -276,6 +289,7 @@ fn compile(
         statics: HashMap::new(),
         tags,
         alloc_classes,
+        renewed,
         aot: target == Target::Object,
         sites: Vec::new(),
         path: path.to_string(),

@@ -24,7 +24,9 @@
 //!
 //! To the collector a reuse is a free and an allocation of the same block:
 //! it becomes young (`Heap::renew`), as a block handed out again from a
-//! free list does, so it needs no barrier.
+//! free list does, so it needs no barrier. Compiled code skips the call
+//! when the block was renewed since the collector's last pause
+//! ([`renewed`]).
 //!
 //! Check mode quarantines a reuse token like any freed block and builds the
 //! constructor in a fresh block: an unsound reuse then shows up at the
@@ -36,6 +38,7 @@ use crate::helpers::types;
 use crate::state::{rt, Rt};
 
 mod plan;
+pub mod renewed;
 
 use plan::{Child, Plans, Shape};
 
@@ -429,7 +432,9 @@ pub unsafe extern "C" fn sspur_free_cell(p: u64, kind: u64, site: u32) {
 /// rest. To the collector a reuse is a free and an allocation of the same
 /// block (`Heap::renew`): the block is young again, so it needs no
 /// barrier (nothing old points at it: its owner just took it apart), and
-/// the old generation no longer counts it.
+/// the old generation no longer counts it. The plain default mode notes
+/// the block in [`renewed`], so that compiled code reuses it again without
+/// calling here until the collector's next pause.
 ///
 /// # Safety
 /// The caller owns the token's block (its value just died, its fields
@@ -457,6 +462,7 @@ pub unsafe extern "C" fn sspur_reuse_or_alloc(token: u64, bytes: u64, site: u32)
                 unsafe { std::ptr::write_bytes((t + bytes) as *mut u8, 0, size - bytes) };
             }
             rt.heap.renew(id - 1, i);
+            renewed::note(t);
             return token;
         }
     }

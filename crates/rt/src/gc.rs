@@ -422,6 +422,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     let start = Instant::now();
     let cpu_start = thread_cpu_time();
     rt.in_gc = true;
+    crate::cells::renewed::new_epoch();
     if kind == Kind::Major {
         // A stop-the-world major collection ends any incremental one.
         rt.marking = false;
@@ -1310,6 +1311,7 @@ pub fn slice(rt: &mut Rt, work: usize) {
     let start = Instant::now();
     let cpu_start = thread_cpu_time();
     rt.in_gc = true;
+    crate::cells::renewed::new_epoch();
     let deadline = (work != usize::MAX).then(|| cpu_start + SLICE_MAX_CPU);
     let scanned = mark_old(rt, work, deadline);
     set_trigger(rt);

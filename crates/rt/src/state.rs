@@ -557,6 +557,7 @@ impl Rt {
     /// Returns all memory and forgets everything (tests start from here).
     pub fn reset(&mut self) {
         self.heap.release_all();
+        crate::cells::renewed::clear();
         *self = Rt::new();
     }
 }

@@ -382,3 +382,99 @@ fn gc_mode_frees_and_reuses_nothing() {
     assert_eq!(s.counters.freed_last_use_blocks, 0);
     assert_eq!(s.left_for_collector().0, 11);
 }
+
+/// Points the registered root at a holder block that points at a fresh
+/// 24-byte token: the token is reached through the heap only, so once a
+/// collection makes it old it is not remembered. Returns it masked.
+#[inline(never)]
+fn held_token() -> usize {
+    static mut HOLD: usize = 0;
+    let t = alloc(24, 1) as usize;
+    let holder = alloc(16, 1) as *mut usize;
+    unsafe {
+        rt::add_root(&raw const HOLD);
+        holder.write(t);
+        HOLD = holder as usize;
+    }
+    t ^ MASK
+}
+
+/// Reuses the masked token in place as compiled code does: through the
+/// runtime unless the table of renewed blocks has it. Whether it had it.
+#[inline(never)]
+fn reuse_as_compiled(m: usize) -> bool {
+    let t = m ^ MASK;
+    let had = rt::cells::renewed::contains(t);
+    if !had {
+        let p = unsafe { rt::sspur_reuse_or_alloc(t as u64, 24, 0) };
+        assert_eq!(p as usize, t, "reused in place");
+    }
+    had
+}
+
+/// Stores a fresh block holding 77 into word 1 of the masked token (a
+/// constructor's young field); returns the fresh block masked.
+#[inline(never)]
+fn store_young(m: usize) -> usize {
+    let y = alloc(32, 1) as usize;
+    unsafe {
+        *(y as *mut usize).add(1) = 77;
+        *((m ^ MASK) as *mut usize).add(1) = y;
+    }
+    y ^ MASK
+}
+
+#[inline(never)]
+fn young_field(m: usize) -> usize {
+    unsafe { *(*((m ^ MASK) as *const *const usize).add(1)).add(1) }
+}
+
+#[inline(always)]
+fn collect_minor() {
+    scrub_stack();
+    rt::collect_minor();
+}
+
+#[test]
+fn a_renewed_block_is_renewed_again_after_a_collection_made_it_old() {
+    on_fresh_stack(|| {
+        let _g = fresh(Settings::DEFAULT);
+        let m = held_token();
+        assert!(!reuse_as_compiled(m), "the first reuse goes to the runtime");
+        assert!(reuse_as_compiled(m), "the runtime noted the block");
+        // The collection promotes the token: the table forgets it, so the
+        // next reuse renews it and its young field keeps the field alive.
+        collect_minor();
+        assert!(!reuse_as_compiled(m), "a pause forgets every block");
+        let y = store_young(m);
+        collect_minor();
+        assert!(masked_allocated(y), "the young field survived");
+        assert_eq!(young_field(m), 77);
+        // A mark slice of an incremental major collection forgets too.
+        assert!(!reuse_as_compiled(m));
+        rt::major_start();
+        assert!(!reuse_as_compiled(m));
+        rt::major_slice(1 << 20);
+        assert!(!reuse_as_compiled(m));
+        rt::major_finish();
+    });
+}
+
+#[test]
+fn only_the_plain_default_mode_notes_renewed_blocks() {
+    for settings in [counting(), check_mode()] {
+        let _g = fresh(settings);
+        let t = alloc(24, 1) as usize;
+        let p = unsafe { rt::sspur_reuse_or_alloc(t as u64, 24, 0) };
+        assert!(!rt::cells::renewed::contains(p as usize));
+        assert!(!rt::cells::renewed::contains(t));
+    }
+    // A reset forgets the blocks the last runtime noted.
+    let _g = fresh(Settings::DEFAULT);
+    let t = alloc(24, 1) as usize;
+    unsafe { rt::sspur_reuse_or_alloc(t as u64, 24, 0) };
+    assert!(rt::cells::renewed::contains(t));
+    drop(_g);
+    let _g = fresh(check_mode());
+    assert!(!rt::cells::renewed::contains(t));
+}

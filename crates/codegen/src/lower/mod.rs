@@ -54,6 +54,9 @@ pub struct Shared<'m> {
     pub tags: Static,
     /// The runtime's `sspur_alloc_classes` word (see `Lower::alloc`).
     pub alloc_classes: Static,
+    /// The runtime's table of blocks reused since the collector's last
+    /// pause (`rt::cells::renewed`).
+    pub renewed: Static,
     /// Whether statics are data objects of the module (an object file:
     /// the linker places them) rather than addresses of this process.
     pub aot: bool,
@@ -579,11 +582,53 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         match self.reuse {
             Some((ce, token)) if ce == e => {
                 self.reuse = None;
-                let bytes = self.iconst((nwords.max(1) * 8) as i64);
-                self.rt1(F::sspur_reuse_or_alloc, &[token, bytes, site])
+                self.reuse_block(token, nwords.max(1) * 8, site)
             }
             _ => self.alloc(nwords, site),
         }
+    }
+
+    /// The block of reuse token `token` for a constructor of `bytes`.
+    /// A small block the runtime renewed since the collector's last pause
+    /// (its address in `rt::cells::renewed`'s table with the current tag)
+    /// is young on a young page already: it is taken here, its words past
+    /// `bytes` zeroed (the constructor writes the rest). Any other token
+    /// goes to `sspur_reuse_or_alloc`, which renews it (and notes it) or
+    /// frees it and allocates afresh.
+    fn reuse_block(&mut self, token: Value, bytes: usize, site: Value) -> Value {
+        use rt::cells::renewed::{INDEX_MUL, INDEX_SHIFT, SLOTS_OFFSET};
+        let nbytes = self.iconst(bytes as i64);
+        if bytes > 128 {
+            return self.rt1(F::sspur_reuse_or_alloc, &[token, nbytes, site]);
+        }
+        let table = self.static_at(self.sh.renewed, 0);
+        let tag = self.b.ins().load(I64, flags(), table, 0);
+        let key = self.b.ins().bor(token, tag);
+        let hash = self.b.ins().imul_imm_s(token, INDEX_MUL);
+        let index = self.b.ins().ushr_imm_s(hash, INDEX_SHIFT);
+        let offset = self.b.ins().ishl_imm_s(index, 3);
+        let slot = self.b.ins().iadd(table, offset);
+        let seen = self.b.ins().load(I64, flags(), slot, SLOTS_OFFSET);
+        let hit = self.b.ins().icmp(IntCC::Equal, seen, key);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(done, I64);
+        self.b.ins().brif(hit, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let size = rt::heap::block_size_for(bytes).unwrap_or(bytes);
+        if size > bytes {
+            let zero = self.iconst(0);
+            for at in (bytes..size).step_by(8) {
+                self.b.ins().store(flags(), zero, token, at as i32);
+            }
+        }
+        self.b.ins().jump(done, &ba(&[token]));
+        self.b.switch_to_block(slow);
+        let p = self.rt1(F::sspur_reuse_or_alloc, &[token, nbytes, site]);
+        self.b.ins().jump(done, &ba(&[p]));
+        self.b.switch_to_block(done);
+        self.b.block_params(done)[0]
     }
 
     fn ty_id(&mut self, ty: &Ty) -> Value {
