@@ -302,6 +302,7 @@ fn compile(
         effects: ir::effects::Effects::of(program),
         plans: HashMap::new(),
         upserts: HashMap::new(),
+        leaves: Default::default(),
     };
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
     let mut funcs = Vec::new();

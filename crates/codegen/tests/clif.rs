@@ -60,3 +60,49 @@ fn small_cells_allocate_inline_with_the_call_as_the_cold_path() {
         "the slow path calls the runtime:\n{text}"
     );
 }
+
+/// The text of one function in `emit_clif`'s output.
+fn function<'a>(text: &'a str, name: &str) -> &'a str {
+    let start = text
+        .find(&format!("; {name}\n"))
+        .unwrap_or_else(|| panic!("{name} missing from\n{text}"));
+    let rest = &text[start..];
+    &rest[..rest.find("\n}\n").map_or(rest.len(), |i| i + 3)]
+}
+
+#[test]
+fn small_leaf_functions_are_lowered_in_place_of_their_calls() {
+    let text = clif(
+        "type Color = Red | Black\n\
+         type Tree = Leaf | Node(Color, Tree, Int, Tree)\n\
+         fn is_red(t: Tree) -> Bool {\n    match t {\n        Node(Red, _, _, _) => true\n        _ => false\n    }\n}\n\
+         fn half(x: Int) -> Int {\n    x / 2\n}\n\
+         fn grow(t: Tree) -> Tree {\n    Node(Black, t, 0, Leaf)\n}\n\
+         fn main() {\n    let t = grow(Node(Red, Leaf, 1, Leaf))\n    print(is_red(t))\n    print(half(5))\n}\n",
+    );
+    let main = function(&text, "fn3_main");
+    assert!(
+        !main.contains("_is_red sig"),
+        "a match over its parameter returning constants is lowered in place:\n{main}"
+    );
+    // Division may trap (its frame belongs in the call chain), and a
+    // constructor allocates: both stay calls.
+    for callee in ["_half sig", "_grow sig"] {
+        assert!(main.contains(callee), "{callee} is called:\n{main}");
+    }
+    // The leaf is still compiled for its other uses (function values).
+    assert!(text.contains("; fn0_is_red\n"));
+}
+
+#[test]
+fn a_reuse_tests_the_table_of_renewed_blocks_before_calling_the_runtime() {
+    let text = clif(
+        "type T = Leaf | Node(T, Int, T)\n\
+         fn main() {\n    let t = Node(Leaf, 1, Leaf)\n    let u = match t {\n        Leaf => Leaf\n        Node(l, v, r) => Node(r, v + 1, l)\n    }\n    match u {\n        Node(_, k, _) => print(k)\n        Leaf => print(0)\n    }\n}\n",
+    );
+    let main = function(&text, "fn0_main");
+    assert!(main.contains("sspur_reuse_or_alloc"), "{main}");
+    // The table's address (emit clif's stand-in), hashed into a slot.
+    assert!(main.contains("0x5800_0000"), "the table is read:\n{main}");
+    assert!(main.contains("imul"), "the address is hashed:\n{main}");
+}

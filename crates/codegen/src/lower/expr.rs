@@ -523,6 +523,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 for a in args {
                     flat.extend(self.expr(*a)?);
                 }
+                if self.sh.leaves.is_leaf(self.prog, *f) {
+                    let v = self.inline_leaf(*f, &flat)?;
+                    return Some(self.fit(v, words(ty)));
+                }
                 let id = self.sh.fns[f.into_raw().into_u32() as usize];
                 let r = self.fref(id);
                 let call = self.at_call(e, Some(id), |s| s.b.ins().call(r, &flat));

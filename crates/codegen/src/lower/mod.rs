@@ -20,6 +20,7 @@ use std::collections::HashMap;
 mod control;
 mod expr;
 mod fusion;
+mod leaf;
 mod method;
 
 /// A lambda waiting to be compiled: its function, the body it lives in,
@@ -75,6 +76,8 @@ pub struct Shared<'m> {
     pub plans: HashMap<FnId, std::rc::Rc<::ir::fusion::Plan>>,
     /// Each body's upsert plan, made once for it and its lambdas.
     pub upserts: HashMap<FnId, std::rc::Rc<::ir::upsert::Plan>>,
+    /// Which functions are lowered in place of their direct calls.
+    pub leaves: leaf::Leaves,
 }
 
 /// Where static data lives: at an address of this process (the JIT, and
