@@ -51,7 +51,17 @@ pub(crate) struct Frame<'p> {
     /// Per local, with the oracle on: what was copied out of its value
     /// (see [`Lent`]).
     pub(crate) lent: Vec<Option<Lent>>,
+    /// Per local, with the oracle on: pattern bindings not read yet, with
+    /// the place they were read from and how often each local that place
+    /// reads had been read or set then: a binding never read copies
+    /// nothing (see [`Interp::copy_out`]).
+    pending: Vec<Option<Pending>>,
+    /// Per local, with the oracle on: how often it was read or set.
+    reads: Vec<u32>,
 }
+
+/// A pattern binding's copy, made at its first read.
+type Pending = (ExprId, Value, Vec<(LocalId, u32)>);
 
 #[cold]
 fn no_body(prog: &Program, f: FnId) -> Box<Ctrl> {
@@ -109,6 +119,8 @@ impl<'p> Frame<'p> {
             smap: prog.source_map(f),
             locals: vec![Value::Unit; body.locals.len()],
             lent: Vec::new(),
+            pending: Vec::new(),
+            reads: Vec::new(),
         }
     }
     fn set(&mut self, l: LocalId, v: Value) {
@@ -117,6 +129,20 @@ impl<'p> Frame<'p> {
         if let Some(x) = self.lent.get_mut(idx(l)) {
             *x = None;
         }
+        if let Some(x) = self.pending.get_mut(idx(l)) {
+            *x = None;
+        }
+        if let Some(x) = self.reads.get_mut(idx(l)) {
+            *x += 1;
+        }
+    }
+
+    /// How often local `l` was read or set (with the oracle on).
+    fn read_count(&mut self, l: LocalId) -> &mut u32 {
+        if self.reads.len() < self.locals.len() {
+            self.reads.resize(self.locals.len(), 0);
+        }
+        &mut self.reads[idx(l)]
     }
 
     /// The list of what was copied out of local `l`'s value.
@@ -343,6 +369,38 @@ impl<'p> Interp<'p> {
         for l in roots {
             fr.lent_of(l).borrow_mut().push(v.clone());
         }
+    }
+
+    /// Pattern binding `l` is read for the first time: its copy is made
+    /// now, a second reference already if a local its place reads was
+    /// read or set since the binding.
+    fn read_pending(&mut self, fr: &mut Frame<'p>, l: LocalId) {
+        let Some(Some((place, v, seen))) = fr.pending.get_mut(idx(l)).map(Option::take) else {
+            return;
+        };
+        if seen.iter().any(|&(r, n)| *fr.read_count(r) != n) {
+            self.share(&v);
+        } else {
+            self.copy_out(fr, place, &v);
+        }
+    }
+
+    /// Binds pattern local `l` to `v`, read from `place`: with the oracle
+    /// on, the copy waits for the binding's first read.
+    fn bind_from(&mut self, fr: &mut Frame<'p>, l: LocalId, place: ExprId, v: &Value) {
+        if !self.lending {
+            self.copy_out(fr, place, v);
+            fr.set(l, v.clone());
+            return;
+        }
+        fr.set(l, v.clone());
+        let mut roots = Vec::new();
+        place_roots(fr.body, place, &mut roots);
+        let seen = roots.iter().map(|r| (*r, *fr.read_count(*r))).collect();
+        if fr.pending.len() < fr.locals.len() {
+            fr.pending.resize(fr.locals.len(), None);
+        }
+        fr.pending[idx(l)] = Some((place, v.clone(), seen));
     }
 
     /// Local `l` is read: what was copied out of its value is now shared.
@@ -808,7 +866,9 @@ impl<'p> Interp<'p> {
     #[inline(never)]
     fn eval_local(&mut self, fr: &mut Frame<'p>, l: LocalId) -> R<Value> {
         if self.lending {
+            *fr.read_count(l) += 1;
             self.read_lent(fr, l);
+            self.read_pending(fr, l);
         }
         let v = fr.get(l).clone();
         if self.check {
@@ -1798,7 +1858,10 @@ impl<'p> Interp<'p> {
                 if !v.is_view() {
                     match share {
                         Binding::Move => {}
-                        Binding::From(place) => self.copy_out(fr, place, v),
+                        Binding::From(place) => {
+                            self.bind_from(fr, *l, place, v);
+                            return true;
+                        }
                         Binding::Copy => self.share(v),
                     }
                 }
