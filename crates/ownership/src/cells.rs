@@ -119,6 +119,9 @@ pub enum Shared {
     BeforeReuse(u32),
     /// Handed on (at the offset) as the value of its block or arm.
     HandedOn(u32),
+    /// A binding of a match whose arm hands the matched value on whole
+    /// (at the offset) on another path: never dropped by itself.
+    KeptWhole(u32),
 }
 
 /// How an owned-deep local ends.
@@ -166,6 +169,12 @@ pub struct ArmPlan {
     /// taken apart, a nested token) before the token's constructor
     /// overwrites the block, which must not point at it meanwhile.
     pub clear: Vec<(LocalId, PatId)>,
+    /// The arm hands the value on whole on some paths: it takes it apart
+    /// on the others only, where its tokens' fields are cleared.
+    pub kept: bool,
+    /// In a kept arm, per token: the starts of the paths (branches) that
+    /// do not hand the value on and build in the token.
+    pub roots: Vec<(LocalId, Vec<ExprId>)>,
 }
 
 /// A destructive match of an owned-deep local.
@@ -332,6 +341,11 @@ impl<'a, 'd> Cells<'a, 'd> {
                 continue;
             };
             for (i, arm) in arms.iter().enumerate() {
+                // A name for the whole value (`other => ..`) owns it in its
+                // arm as the scrutinee did.
+                if let PatKind::Bind(y) = body[arm.pat].kind {
+                    binders.insert(y, (m, i, s));
+                }
                 let (PatKind::Ctor { args, .. } | PatKind::Tuple(args)) = &body[arm.pat].kind
                 else {
                     continue;
@@ -494,7 +508,14 @@ impl<'a, 'd> Cells<'a, 'd> {
             }
             ExprKind::Match { arms, .. } => arms.iter().try_for_each(|a| self.owned_deep(a.body)),
             ExprKind::Block { tail: Some(t), .. } => self.owned_deep(*t),
-            ExprKind::Local(x) if self.in_own_update(*x, e) => Ok(()),
+            // The old value of an owned var moving into its new one: owned
+            // while the var is (assumed so while its own decision is made).
+            ExprKind::Local(x) if self.in_own_update(*x, e) => {
+                if matches!(self.own_memo.borrow().get(x), Some(None)) {
+                    return Ok(());
+                }
+                self.own(*x).map(|_| ())
+            }
             ExprKind::Local(x) => match self.own(*x)? {
                 CellEnd::Moved { .. } | CellEnd::Matched { .. } if self.consumes_here(*x, e) => {
                     Ok(())
@@ -731,15 +752,136 @@ impl<'a, 'd> Cells<'a, 'd> {
             && self.consumer(u.expr).map(|p| p.0) == Some(m)
     }
 
-    /// Whether `e` is in an arm of match `m` whose pattern binds nothing
-    /// (the arm hands the scrutinee on whole).
+    /// Whether `e` is in an arm of match `m` that hands the scrutinee on
+    /// whole on `e`'s path: on that path the arm's bindings are only read
+    /// (borrows done before `e`); they are consumed only on other paths
+    /// (branches of an `if` or arms of a `match` that `e` is not on),
+    /// where the arm takes the value apart.
     fn passes_on(&self, m: ExprId, e: ExprId) -> bool {
         let body = self.d.body;
         let ExprKind::Match { arms, .. } = &body[m].kind else {
             return false;
         };
-        arms.iter()
-            .any(|a| self.d.is_within(e, a.body) && pat_binds(body, a.pat).is_empty())
+        arms.iter().any(|a| {
+            self.d.is_within(e, a.body)
+                && self.on_value_path(e, a.body)
+                && pat_binds(body, a.pat).into_iter().all(|y| {
+                    self.d.facts.local(y).is_none_or(|l| {
+                        l.uses.iter().all(|u| {
+                            !u.foreign
+                                && match self.order(u.expr, e) {
+                                    Order::Exclusive => true,
+                                    // A read done before the value is handed on.
+                                    Order::Before => {
+                                        self.borrow(u.expr, &u.ctx, 0).is_ok_and(|d| {
+                                            d.iter().all(|x| self.order(*x, e) == Order::Before)
+                                        })
+                                    }
+                                    _ => false,
+                                }
+                        })
+                    })
+                })
+        })
+    }
+
+    /// Whether `e` is on the way to `arm`'s value: inside (calls,
+    /// constructors) an expression reached from `arm` through block tails
+    /// and the branches of `if`s and `match`es only, so every path through
+    /// `arm` either reaches `e` or leaves it on another branch.
+    fn on_value_path(&self, e: ExprId, arm: ExprId) -> bool {
+        let body = self.d.body;
+        let mut cur = e;
+        let mut branched = false;
+        for _ in 0..4096 {
+            if cur == arm {
+                return true;
+            }
+            let Some(p) = self.parent(cur) else {
+                return false;
+            };
+            let ok = match &body[p].kind {
+                ExprKind::Block { tail, .. } => *tail == Some(cur),
+                ExprKind::If { then, else_, .. } => *then == cur || *else_ == Some(cur),
+                ExprKind::Match { arms, .. } => arms.iter().any(|a| a.body == cur),
+                ExprKind::Lambda { .. } => false,
+                _ => !branched,
+            };
+            if !ok {
+                return false;
+            }
+            branched |= matches!(
+                body[p].kind,
+                ExprKind::Block { .. } | ExprKind::If { .. } | ExprKind::Match { .. }
+            );
+            cur = p;
+        }
+        false
+    }
+
+    /// The takers of a token in an arm that hands the scrutinee on whole
+    /// at `kept` (on the paths through them): on the other paths, the
+    /// token's constructors or frees as [`Cells::takers`] finds them
+    /// (`ctors`, `frees`), and the starts of those paths that build in the
+    /// token (where its fields are cleared when they must be). Nothing is
+    /// taken or freed on the paths that hand the value on.
+    fn kept_takers(
+        &self,
+        e: ExprId,
+        class: usize,
+        taken: &[ExprId],
+        kept: &[ExprId],
+    ) -> (Takers, Vec<ExprId>) {
+        let body = self.d.body;
+        let mut out = Takers {
+            class,
+            ..Takers::default()
+        };
+        let mut roots = Vec::new();
+        if !kept.iter().any(|k| self.d.is_within(*k, e)) {
+            match self.takers(e, class, taken) {
+                Some(t) => {
+                    roots.push(e);
+                    out.ctors = t.ctors;
+                    out.frees = t.frees;
+                }
+                None => out.frees.push(e),
+            }
+            return (out, roots);
+        }
+        let branches: Vec<ExprId> = match &body[e].kind {
+            ExprKind::Block { tail: Some(t), .. } => vec![*t],
+            ExprKind::If {
+                then,
+                else_: Some(el),
+                ..
+            } => vec![*then, *el],
+            ExprKind::Match { arms, .. } => arms.iter().map(|a| a.body).collect(),
+            _ => Vec::new(),
+        };
+        for b in branches {
+            let (t, r) = self.kept_takers(b, class, taken, kept);
+            out.ctors.extend(t.ctors);
+            out.frees.extend(t.frees);
+            roots.extend(r);
+        }
+        (out, roots)
+    }
+
+    /// The uses of `x` in `arm`'s body, where `x` is the scrutinee of a
+    /// destructive match: the paths that hand it on whole.
+    fn kept_in(&self, x: LocalId, arm: ExprId) -> Vec<ExprId> {
+        self.d
+            .facts
+            .local(x)
+            .map(|l| {
+                l.uses
+                    .iter()
+                    .filter(|u| self.d.is_within(u.expr, arm))
+                    .map(|u| u.expr)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Whether `e` (a use of owned local `x`) is one of its consuming uses.
@@ -902,6 +1044,11 @@ impl<'a, 'd> Cells<'a, 'd> {
             }
         }
         if consumes.is_empty() {
+            // An arm that hands the scrutinee on whole on some path would
+            // drop the field there too, inside the value handed on.
+            if let Some(&k) = self.kept_in(s, arm).first() {
+                return Err(Shared::KeptWhole(self.at(k)));
+            }
             let (index, at) = last.unwrap_or((0, self.at(arm)));
             return Ok(CellEnd::DropDeep { index, at });
         }
@@ -1251,17 +1398,12 @@ impl<'a, 'd> Cells<'a, 'd> {
             return None;
         };
         let mut out = Vec::new();
-        let uses = self
-            .d
-            .facts
-            .local(x)
-            .map(|l| &l.uses[..])
-            .unwrap_or_default();
         for arm in arms {
             let mut a = ArmPlan::default();
             // An arm that hands the value on whole (it binds nothing and
             // uses `x` again) leaves it alone.
-            if uses.iter().any(|u| self.d.is_within(u.expr, arm.body)) {
+            let kept = self.kept_in(x, arm.body);
+            if !kept.is_empty() && pat_binds(body, arm.pat).is_empty() {
                 out.push(a);
                 continue;
             }
@@ -1281,23 +1423,41 @@ impl<'a, 'd> Cells<'a, 'd> {
                 out.push(a);
                 continue;
             };
-            self.dead_parts(args, &mut a);
             let nested = self.nested_tokens(args);
-            for (_, inner) in &nested {
-                if let PatKind::Ctor { args, .. } | PatKind::Tuple(args) = &body[*inner].kind {
-                    self.dead_parts(args, &mut a);
+            // An arm that hands the value on whole on some paths takes it
+            // apart on the others only: its dead fields stay (the value
+            // handed on holds them) and its tokens are built in or freed
+            // on the other paths alone.
+            a.kept = !kept.is_empty();
+            if !a.kept {
+                self.dead_parts(args, &mut a);
+                for (_, inner) in &nested {
+                    if let PatKind::Ctor { args, .. } | PatKind::Tuple(args) = &body[*inner].kind {
+                        self.dead_parts(args, &mut a);
+                    }
                 }
             }
+            let mut tk = |l: LocalId, class: usize, taken: &[ExprId]| {
+                if kept.is_empty() {
+                    return self.takers(arm.body, class, taken);
+                }
+                let (t, roots) = self.kept_takers(arm.body, class, taken, &kept);
+                a.roots.push((l, roots));
+                (!t.ctors.is_empty() || !t.frees.is_empty()).then_some(t)
+            };
             let mut taken = Vec::new();
-            a.reuse = self.takers(arm.body, size_class(words), &taken);
-            taken.extend(a.reuse.iter().flat_map(|t| t.ctors.iter().copied()));
+            let reuse = tk(x, size_class(words), &taken);
+            taken.extend(reuse.iter().flat_map(|t| t.ctors.iter().copied()));
+            let mut nested_takers = Vec::new();
             for &(l, inner) in &nested {
                 let r = self
                     .pat_words(inner)
-                    .and_then(|w| self.takers(arm.body, size_class(w), &taken));
+                    .and_then(|w| tk(l, size_class(w), &taken));
                 taken.extend(r.iter().flat_map(|t| t.ctors.iter().copied()));
-                a.nested.push((l, r));
+                nested_takers.push((l, r));
             }
+            a.reuse = reuse;
+            a.nested = nested_takers;
             // A token reused by a constructor points at its fields until
             // the constructor overwrites it: when the arm may free one of
             // them first (a nested token, a field given to an owning call
@@ -1319,7 +1479,7 @@ impl<'a, 'd> Cells<'a, 'd> {
                     }
                 }
             }
-            a.free_token = a.reuse.is_none();
+            a.free_token = a.reuse.is_none() && !a.kept;
             out.push(a);
         }
         Some(MatchPlan {
@@ -1658,6 +1818,11 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
                 };
                 let mut starts = Vec::new();
                 for a in mp.arms {
+                    if a.kept {
+                        kept_arm(body, plan, why, x, &a);
+                        starts.push(crate::rewrite::ArmStart::default());
+                        continue;
+                    }
                     let mut st = crate::rewrite::ArmStart {
                         // The token's block points at its dead fields until
                         // the constructor overwrites it: free them after.
@@ -1706,8 +1871,59 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
     }
 }
 
+/// The tokens of an arm that hands the value on whole on some paths:
+/// each is built in or freed on the other paths (where the reused ones'
+/// fields are cleared first, when the plan says so), or, when another
+/// token took its constructors, freed at the start of each of them.
+fn kept_arm(
+    body: &ir::Body,
+    plan: &mut crate::rewrite::Plan,
+    why: &mut Vec<crate::DropReason>,
+    x: LocalId,
+    a: &ArmPlan,
+) {
+    use crate::DropReason as R;
+    let tokens = a
+        .nested
+        .iter()
+        .map(|(l, r)| (*l, r.as_ref()))
+        .chain(std::iter::once((x, a.reuse.as_ref())));
+    let roots = |l: LocalId| {
+        a.roots
+            .iter()
+            .filter(|r| r.0 == l)
+            .flat_map(|r| r.1.iter().copied())
+            .collect::<Vec<_>>()
+    };
+    let mut reused = Vec::new();
+    for (l, t) in tokens {
+        let Some(t) = t else { continue };
+        if take_token(body, plan, why, l, Some(t)) {
+            if !t.ctors.is_empty() {
+                reused.push(l);
+            }
+            continue;
+        }
+        for b in t.frees.iter().copied().chain(roots(l)) {
+            why.push(R::TokenFreedOnPath(l));
+            let r = (why.len() - 1) as u32;
+            plan.branch_frees.entry(b).or_default().push((l, r));
+        }
+    }
+    for &(l, p) in &a.clear {
+        if reused.contains(&l) {
+            for b in roots(l) {
+                why.push(R::Cleared(l));
+                let r = (why.len() - 1) as u32;
+                plan.branch_clears.entry(b).or_default().push((l, p, r));
+            }
+        }
+    }
+}
+
 /// Gives token `tok` to its constructors (and calls handed it), freeing
-/// it at the start of the branches none of them is on. False (nothing
+/// it at the start of the branches none of them is on (with no
+/// constructor: at the start of each branch given). False (nothing
 /// planned) when there are none, or another token took one of them
 /// already.
 fn take_token(
@@ -1721,7 +1937,7 @@ fn take_token(
     let Some(t) = takers else {
         return false;
     };
-    if t.ctors.is_empty()
+    if (t.ctors.is_empty() && t.frees.is_empty())
         || t.ctors
             .iter()
             .any(|c| plan.reuses.contains_key(c) || plan.token_calls.contains_key(c))

@@ -585,7 +585,7 @@ fn name_nested(program: &Program) -> Program {
         };
         let mut body = (**b).clone();
         let mut map = (**sm).clone();
-        let mut changed = false;
+        let mut changed = name_scrutinees(&mut body, &mut map);
         let arms: Vec<ir::PatId> = body
             .exprs
             .iter()
@@ -615,12 +615,7 @@ fn name_nested(program: &Program) -> Program {
                 stack.extend(args.iter().copied());
                 let ty = body[p].ty.clone();
                 let span = map.pat(p);
-                let l = body.locals.alloc(ir::Local {
-                    name: "cell".into(),
-                    ty: ty.clone(),
-                    kind: ir::LocalKind::Let,
-                });
-                map.locals.insert(l, span);
+                let l = new_let(&mut body, &mut map, "cell", ty.clone(), span);
                 let inner = body.pats.alloc(ir::Pat { kind, ty });
                 map.pats.insert(inner, span);
                 body.pats[p].kind = ir::PatKind::At {
@@ -636,6 +631,94 @@ fn name_nested(program: &Program) -> Program {
         }
     }
     out
+}
+
+/// A new `let` local of the analysis, named `name`.
+fn new_let(
+    body: &mut ir::Body,
+    map: &mut ir::BodySourceMap,
+    name: &str,
+    ty: ir::Ty,
+    span: ir::Span,
+) -> ir::LocalId {
+    let l = body.locals.alloc(ir::Local {
+        name: name.into(),
+        ty,
+        kind: ir::LocalKind::Let,
+    });
+    map.locals.insert(l, span);
+    l
+}
+
+/// Names the value of every call a `match` takes apart: `match f(x) {..}`
+/// becomes `{ let scrut = f(x); match scrut {..} }`, so that a destructive
+/// match can own the value the call returns. The match keeps the id of
+/// the original expression (now the block).
+fn name_scrutinees(body: &mut ir::Body, map: &mut ir::BodySourceMap) -> bool {
+    let targets: Vec<ExprId> = body
+        .exprs
+        .iter()
+        .filter_map(|(m, x)| match &x.kind {
+            ExprKind::Match { scrutinee, arms }
+                if matches!(
+                    body[*scrutinee].kind,
+                    ExprKind::Call {
+                        callee: ir::Callee::Fn(_),
+                        ..
+                    }
+                ) && cells::is_cell(&body[*scrutinee].ty)
+                    && arms.iter().any(|a| {
+                        matches!(&body[a.pat].kind,
+                            ir::PatKind::Ctor { args, .. } | ir::PatKind::Tuple(args)
+                                if !args.is_empty())
+                    }) =>
+            {
+                Some(m)
+            }
+            _ => None,
+        })
+        .collect();
+    for m in &targets {
+        let m = *m;
+        let ExprKind::Match { scrutinee, arms } = body[m].kind.clone() else {
+            continue;
+        };
+        let ty = body[m].ty.clone();
+        let span = map.expr(m);
+        let sty = body[scrutinee].ty.clone();
+        let sspan = map.expr(scrutinee);
+        let l = new_let(body, map, "scrut", sty.clone(), sspan);
+        let pat = body.pats.alloc(ir::Pat {
+            kind: ir::PatKind::Bind(l),
+            ty: sty.clone(),
+        });
+        map.pats.insert(pat, sspan);
+        let stmt = body.stmts.alloc(ir::Stmt {
+            kind: ir::StmtKind::Let {
+                pat,
+                init: scrutinee,
+            },
+        });
+        map.stmts.insert(stmt, sspan);
+        let read = body.exprs.alloc(ir::Expr {
+            kind: ExprKind::Local(l),
+            ty: sty,
+        });
+        map.exprs.insert(read, sspan);
+        let inner = body.exprs.alloc(ir::Expr {
+            kind: ExprKind::Match {
+                scrutinee: read,
+                arms,
+            },
+            ty: ty.clone(),
+        });
+        map.exprs.insert(inner, span);
+        body.exprs[m].kind = ExprKind::Block {
+            stmts: vec![stmt],
+            tail: Some(inner),
+        };
+    }
+    !targets.is_empty()
 }
 
 /// The functions whose owning version the sharing (or, with `owning`,

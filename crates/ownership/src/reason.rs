@@ -716,6 +716,10 @@ impl Cx<'_> {
             S::Var => "a var".into(),
             S::Cycle => "its decision depends on itself".into(),
             S::HandedOn(at) => format!("handed on as its block's value at {}", self.pos(at)),
+            S::KeptWhole(at) => format!(
+                "a part of a value its arm hands on whole at {} (dropped with it)",
+                self.pos(at)
+            ),
             S::BeforeReuse(at) => format!(
                 "shared: handed on at {} before the block it came from is reused",
                 self.pos(at)

@@ -38,6 +38,10 @@ pub struct Plan {
     /// whose start reuse tokens are freed: the paths through them build
     /// none of the tokens' constructors.
     pub branch_frees: HashMap<ExprId, Vec<(LocalId, u32)>>,
+    /// Branches at whose start reused tokens' fields are cleared (the
+    /// paths of an arm that take the value apart when others hand it on
+    /// whole), before any frees there: (token, its pattern, reason).
+    pub branch_clears: HashMap<ExprId, Vec<(LocalId, PatId, u32)>>,
     /// Per (destructive match, arm): fields it moved out that are dropped
     /// deep once the arm's value is made.
     pub arm_ends: HashMap<(ExprId, usize), Vec<(LocalId, u32)>>,
@@ -167,14 +171,19 @@ impl Rw<'_> {
 
     fn expr(&mut self, e: ExprId) -> ExprId {
         let r = self.expr_here(e);
-        let Some(frees) = self.plan.branch_frees.get(&e) else {
+        let clears = self.plan.branch_clears.get(&e);
+        let frees = self.plan.branch_frees.get(&e);
+        if clears.is_none() && frees.is_none() {
             return r;
-        };
+        }
         let span = self.span(e);
-        let mut stmts: Vec<StmtId> = frees
-            .iter()
-            .map(|&(l, reason)| self.drop_stmt(l, false, reason, span))
-            .collect();
+        let mut stmts: Vec<StmtId> = Vec::new();
+        for &(local, pat, reason) in clears.into_iter().flatten() {
+            stmts.push(self.new_stmt(StmtKind::Clear { local, pat, reason }, span));
+        }
+        for &(l, reason) in frees.into_iter().flatten() {
+            stmts.push(self.drop_stmt(l, false, reason, span));
+        }
         if let ExprKind::Block { stmts: inner, .. } = &mut self.body.exprs[r].kind {
             stmts.append(inner);
             *inner = stmts;
