@@ -72,7 +72,7 @@
 use std::time::{Duration, Instant};
 
 use crate::config::MemMode;
-use crate::heap::{Page, LARGE, NUM_CLASSES, POINTER};
+use crate::heap::{Page, DATA, LARGE, NUM_CLASSES, POINTER};
 use crate::state::Rt;
 use crate::tier::Tier;
 
@@ -395,6 +395,13 @@ struct Marker {
     /// A step of a deep stack's reading (`step_stack`): the pointer blocks
     /// it promotes get `Page::stepped`.
     keep_promoted: bool,
+    /// The root words being read are read again by the next minor
+    /// collection (the stack below the innermost barrier, the registers):
+    /// a large data block they reach may be kept young (`age_large`).
+    age: bool,
+    /// Large data blocks (page ids) those roots reached, decided once
+    /// marking is done (`keep_aging`).
+    aging: Vec<usize>,
 }
 
 impl Marker {
@@ -413,6 +420,8 @@ impl Marker {
             grey_old: true,
             major: Vec::new(),
             keep_promoted: false,
+            age: false,
+            aging: Vec::new(),
         }
     }
 }
@@ -462,6 +471,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     );
     let mut m = Marker::new(minor, rt.mode == MemMode::Check);
     m.grey = rt.marking;
+    m.age = minor;
     m.major = std::mem::take(&mut rt.major_stack);
     rt.gc_sp = sp;
     let stack_bytes = match mark_roots_watermarked(rt, regs, sp, full, max_read, &mut m) {
@@ -471,6 +481,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     if kind == Kind::Final {
         prepare_sweep_all(rt);
     }
+    m.age = false;
     if minor {
         // The remembered set: the only old blocks that may point at young
         // ones (see the module comment; the marking above does not enter an
@@ -506,7 +517,19 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
             page.stepped = [0; crate::heap::BITMAP_WORDS];
         }
     }
+    let kept = keep_aging(rt, &mut m);
     let freed = sweep(rt, kind);
+    for &id in &kept {
+        let page = &mut rt.heap.pages[id];
+        Page::clear(&mut page.mark, 0);
+        page.aged = true;
+        let size = page.block_size;
+        if kind == Kind::Final {
+            // The sweep of every page counted it old.
+            rt.heap.old_bytes -= size;
+        }
+        rt.heap.note_young(id);
+    }
     if kind == Kind::Final {
         rt.marking = false;
         rt.major_stack = Vec::new();
@@ -603,6 +626,10 @@ fn mark_roots_watermarked(
 ) -> Result<usize, usize> {
     let base = rt.stack_base;
     let grey_above = std::mem::take(&mut rt.grey_stack_next);
+    // Which words the next minor collection reads again (`Marker::age`):
+    // all of them without barriers; with them, not the words above the
+    // barriers read now.
+    let age = std::mem::take(&mut m.age);
     let table = if crate::barrier::trampoline() != 0 {
         crate::backtrace::table_for(sp)
     } else {
@@ -610,12 +637,14 @@ fn mark_roots_watermarked(
     };
     rt.barriers_ok = table.is_some();
     let Some(t) = table else {
+        m.age = age;
         mark_roots(rt, regs, sp, base, m);
         return Ok(base - sp);
     };
     if rt.barriers.ceiling == 0 {
         rt.barriers.ceiling = crate::barrier::find_ceiling(t, sp, base);
         if rt.barriers.ceiling == 0 {
+            m.age = age;
             mark_roots(rt, regs, sp, base, m);
             return Ok(base - sp);
         }
@@ -686,15 +715,19 @@ fn mark_roots_watermarked(
         };
         rt.barriers.set(k, held_from, sum);
     }
+    m.age = age;
     mark_roots(rt, regs, sp, inner, m);
     read += inner - sp;
     if full && limit < ceiling {
+        m.age = false;
         mark_stack(rt, limit, ceiling, m);
+        m.age = age;
         read += ceiling - limit;
     } else {
         rt.gc.stack_skipped += (ceiling - limit) as u64;
     }
     mark_stack(rt, ceiling, base, m);
+    m.age = false;
     Ok(read + (base - ceiling))
 }
 
@@ -715,6 +748,12 @@ fn mark_roots_watermarked(
 /// young until the collection completes.
 fn step_stack(rt: &mut Rt, mut m: Marker, read: usize, start: Instant, cpu_start: Duration) {
     m.keep_promoted = true;
+    // A step reads only words above barriers, which no later minor
+    // collection reads again: nothing it reaches may stay young.
+    for id in std::mem::take(&mut m.aging) {
+        rt.heap.pages[id].age_pending = false;
+        mark_block(rt, id, 0, &mut m, false);
+    }
     drain(rt, &mut m);
     rt.major_stack = std::mem::take(&mut m.major);
     if m.grey {
@@ -1075,7 +1114,7 @@ fn mark_root_word(rt: &mut Rt, w: usize, m: &mut Marker) {
     // Dead stack words may point at quarantined blocks: not reported.
     if let Some((id, i)) = rt.heap.lookup(w) {
         note_held(rt, id, i, m);
-        mark_block(rt, id, i, m, false);
+        mark_root_block(rt, id, i, m);
     }
     if w > 0 {
         // The same word is just as likely the start of the next block, so a
@@ -1084,7 +1123,7 @@ fn mark_root_word(rt: &mut Rt, w: usize, m: &mut Marker) {
             let p = &rt.heap.pages[id];
             if p.block_addr(i) + p.block_size == w {
                 note_held(rt, id, i, m);
-                mark_block(rt, id, i, m, false);
+                mark_root_block(rt, id, i, m);
             }
         }
     }
@@ -1119,6 +1158,64 @@ fn mark_word(rt: &mut Rt, w: usize, m: &mut Marker) {
     if rt.heap.allocated(id, i) {
         mark_block(rt, id, i, m, true);
     }
+}
+
+/// Marks block `i` of page `id`, reached from a stack or register word
+/// (not reported if quarantined), except that a young large data block
+/// the next minor collection will find again through the same words
+/// (`Marker::age`) is only noted: `keep_aging` decides it once marking is
+/// done.
+#[inline]
+fn mark_root_block(rt: &mut Rt, id: usize, i: usize, m: &mut Marker) {
+    let page = &mut rt.heap.pages[id];
+    if m.age
+        && page.class == LARGE
+        && page.kind as usize == DATA
+        && !page.aged
+        && !Page::bit(&page.mark, i)
+        && !Page::bit(&page.quarantine, i)
+    {
+        if !page.age_pending {
+            page.age_pending = true;
+            m.aging.push(id);
+        }
+        return;
+    }
+    mark_block(rt, id, i, m, false);
+}
+
+/// Aging of large data blocks (a list's or builder's buffer, a long
+/// string): a growing buffer is live at the minor collection that comes
+/// while it grows and dies at its next growth, so promoting it at its first
+/// survival filled the old generation with buffers that died old, kept
+/// until the next major collection (`SSPUR_MEM=gc` pushes: half its old
+/// generation). A minor collection keeps young, for one more minor
+/// collection, a large data block it found live only through roots that
+/// the next minor collection reads again (the stack below the innermost
+/// barrier, the registers): unmarked after this sweep, it is reached
+/// again through them, or through a block that this collection or the
+/// next one scans, as long as it lives. Nothing old points at it: a
+/// pointer block this collection scanned and that points at it marked it
+/// (promoted), and an old block that comes to point at it later does so
+/// through the barrier rule, as at any young block. The card checksums stay
+/// sound for the same reason: a card that pointed at it was read, and
+/// promoted it. A block kept young once is promoted the next time it is
+/// found live. Data blocks hold no pointers, so nothing is reached through
+/// them. Returns the page ids kept, marked for the sweep (the caller
+/// clears the marks after it).
+fn keep_aging(rt: &mut Rt, m: &mut Marker) -> Vec<usize> {
+    let mut kept = Vec::new();
+    for id in std::mem::take(&mut m.aging) {
+        let page = &mut rt.heap.pages[id];
+        page.age_pending = false;
+        if !Page::bit(&page.mark, 0) {
+            // The end of an incremental cycle keeps what both bitmaps mark.
+            Page::set(&mut page.mark, 0);
+            Page::set(&mut page.mmark, 0);
+            kept.push(id);
+        }
+    }
+    kept
 }
 
 /// Marks block `i` of page `id`; `report` says a quarantined block reached

@@ -141,6 +141,13 @@ pub struct Page {
     pub young: bool,
     /// On its class's `Heap::partial` list, not yet carved.
     pub in_partial: bool,
+    /// A large data block that a minor collection kept young although it
+    /// was live (`gc`'s aging of large data blocks): the next one that finds
+    /// it live promotes it.
+    pub aged: bool,
+    /// A large data block a minor collection's roots reached, pending its
+    /// decision to promote or keep it young (only during that collection).
+    pub age_pending: bool,
     pub alloc: [u64; BITMAP_WORDS],
     pub mark: [u64; BITMAP_WORDS],
     /// Check mode: freed, filled with 0xA5, never reused.
@@ -790,6 +797,7 @@ impl<T: Tier> Heap<T> {
                     let page = &mut self.pages[id];
                     page.large_site = self.large_site;
                     page.cached = false;
+                    page.aged = false;
                     Page::set(&mut page.alloc, 0);
                     let base = page.base;
                     self.tier.slow(NUM_CLASSES);
@@ -968,6 +976,8 @@ impl<T: Tier> Heap<T> {
             stepped: [0; BITMAP_WORDS],
             young: false,
             in_partial: false,
+            aged: false,
+            age_pending: false,
             sites: if self.track_sites {
                 vec![0; nblocks]
             } else {

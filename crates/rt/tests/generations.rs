@@ -973,3 +973,59 @@ fn reread_pacing_body() {
     let minors = rt::stats().gc.minor - before;
     assert!((3..=5).contains(&minors), "{minors} minor collections");
 }
+
+// ---- aging of large data blocks ----
+
+#[test]
+fn a_large_data_block_the_stack_holds_is_promoted_at_its_second_survival() {
+    on_fresh_stack(aging_body);
+}
+
+#[inline(never)]
+fn aging_body() {
+    let _g = fresh(counting());
+    let size = 200 << 10;
+    // Held by this frame (the stack below every barrier): kept young at the
+    // first minor collection, promoted at the second.
+    let held = alloc(size, 0);
+    unsafe { held.write_bytes(7, size) };
+    let before = rt::stats().gc.promoted_bytes;
+    minor();
+    let first = rt::stats().gc.promoted_bytes - before;
+    assert!(first < size as u64, "promoted at its first minor: {first} bytes");
+    assert!(is_allocated(held as usize), "freed while held");
+    minor();
+    let second = rt::stats().gc.promoted_bytes - before;
+    assert!(second >= size as u64, "not promoted at its second minor: {second} bytes");
+    assert!(is_allocated(held as usize), "freed while held");
+    assert_eq!(unsafe { *held.add(size - 1) }, 7);
+    // One a pointer block holds is promoted at once (the holder, promoted
+    // with it, is not scanned by the next minor collection), and kept.
+    let holder = alloc(16, 1);
+    let data = alloc(size, 0);
+    unsafe { *(holder as *mut usize) = data as usize };
+    let data = data as usize ^ MASK;
+    let before = rt::stats().gc.promoted_bytes;
+    minor();
+    let first = rt::stats().gc.promoted_bytes - before;
+    assert!(first >= size as u64, "a block the heap holds stayed young: {first} bytes");
+    minor();
+    assert!(masked_allocated(data), "a block an old holder points at was freed");
+    std::hint::black_box((held, holder));
+    // Once nothing holds it, a block kept young dies at the next minor.
+    let young_garbage = hold_young_then_drop(size);
+    minor();
+    assert!(!masked_allocated(young_garbage), "a block kept young was not freed");
+}
+
+/// Allocates a large data block, lets a minor collection keep it young
+/// while this frame holds it, and returns it masked.
+#[inline(never)]
+fn hold_young_then_drop(size: usize) -> usize {
+    let b = alloc(size, 0);
+    let before = rt::stats().gc.promoted_bytes;
+    minor();
+    assert!(rt::stats().gc.promoted_bytes - before < size as u64);
+    std::hint::black_box(b);
+    b as usize ^ MASK
+}
