@@ -126,7 +126,7 @@ const SLICE_MIN_WORK: usize = 1 << 20;
 const SLICE_MAX_CPU: Duration = Duration::from_millis(5);
 
 /// A minor collection (or an incremental cycle's final pause) reads at
-/// most this many times `SSPUR_GC_BARRIER_KB` (8 MB by default) of stack
+/// most this many times `SSPUR_GC_BARRIER_KB` (4 MB by default) of stack
 /// below the innermost intact stack barrier in one pause, when barriers
 /// can split the rest; it goes on at the next slow allocation.
 const STEP_BARRIERS: usize = 64;
@@ -402,6 +402,12 @@ struct Marker {
     /// Large data blocks (page ids) those roots reached, decided once
     /// marking is done (`keep_aging`).
     aging: Vec<usize>,
+    /// Bytes of stack read that the next minor collection reads again
+    /// (not the words above the barriers put in now), for pacing.
+    stack_reread: usize,
+    /// Bytes of large remembered blocks read whole because they are new
+    /// since the last collection: the next one reads them by cards.
+    remembered_new: usize,
 }
 
 impl Marker {
@@ -422,6 +428,8 @@ impl Marker {
             keep_promoted: false,
             age: false,
             aging: Vec::new(),
+            stack_reread: 0,
+            remembered_new: 0,
         }
     }
 }
@@ -492,6 +500,8 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     }
     drain(rt, &mut m);
     rt.major_stack = std::mem::take(&mut m.major);
+    // Marked from here on, so check mode's audits see them kept.
+    let kept = keep_aging(rt, &mut m);
     if kind == Kind::Final {
         // The rest of the cycle's marking: old blocks only (the young ones
         // this collection reached are promoted and black).
@@ -517,7 +527,6 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
             page.stepped = [0; crate::heap::BITMAP_WORDS];
         }
     }
-    let kept = keep_aging(rt, &mut m);
     let freed = sweep(rt, kind);
     for &id in &kept {
         let page = &mut rt.heap.pages[id];
@@ -569,8 +578,13 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         rt.cards.retain(|b, _| keep.contains(b));
     }
     // What every minor collection reads again, however few blocks are young
-    // (a skipped card is read for its checksum).
-    let reread = stack_bytes + m.remembered_bytes + m.cards_skipped / 8;
+    // (a skipped card is read for its checksum). Not the frames read now
+    // above the barriers put in them: the next one skips them (a deep
+    // recursion's stack read once made the next nursery 8 times as large,
+    // and its pause several times as long: cfold).
+    // Nor a large remembered block new since the last collection, read
+    // whole now and by its cards from then on.
+    let reread = m.stack_reread + (m.remembered_bytes - m.remembered_new) + m.cards_skipped / 8;
     pace(rt, kind, young_before, freed, m.promoted, reread);
     let pause = start.elapsed();
     let cpu = thread_cpu_time().saturating_sub(cpu_start);
@@ -639,6 +653,7 @@ fn mark_roots_watermarked(
     let Some(t) = table else {
         m.age = age;
         mark_roots(rt, regs, sp, base, m);
+        m.stack_reread = base - sp;
         return Ok(base - sp);
     };
     if rt.barriers.ceiling == 0 {
@@ -646,6 +661,7 @@ fn mark_roots_watermarked(
         if rt.barriers.ceiling == 0 {
             m.age = age;
             mark_roots(rt, regs, sp, base, m);
+            m.stack_reread = base - sp;
             return Ok(base - sp);
         }
     }
@@ -728,6 +744,7 @@ fn mark_roots_watermarked(
     }
     mark_stack(rt, ceiling, base, m);
     m.age = false;
+    m.stack_reread = (inner - sp) + (base - ceiling);
     Ok(read + (base - ceiling))
 }
 
@@ -920,7 +937,8 @@ const WORK_RATIO: usize = 8;
 /// things raise it further, since a collection that costs much or finds
 /// little is better made rarer:
 /// - its fixed work: the nursery is at least `WORK_RATIO` times the bytes the minor collection read
-///   whatever the nursery held (the stack and the remembered blocks), so
+///   whatever the nursery held and the next one reads again (the stack
+///   below the barriers, the remembered blocks but new large ones), so
 ///   a deep stack or a large list held across collections, read again by
 ///   each one, costs a bounded share of the run (the promoted blocks are
 ///   read once each, however often minor collections come); this grows
@@ -1531,6 +1549,9 @@ fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
     }
     if !large || rt.heap.pages[id].young {
         m.remembered_bytes += len;
+        if large {
+            m.remembered_new += len;
+        }
         m.grey_old = !regrey;
         scan(rt, b, len, m);
         m.grey_old = true;

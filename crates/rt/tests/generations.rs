@@ -992,11 +992,17 @@ fn aging_body() {
     let before = rt::stats().gc.promoted_bytes;
     minor();
     let first = rt::stats().gc.promoted_bytes - before;
-    assert!(first < size as u64, "promoted at its first minor: {first} bytes");
+    assert!(
+        first < size as u64,
+        "promoted at its first minor: {first} bytes"
+    );
     assert!(is_allocated(held as usize), "freed while held");
     minor();
     let second = rt::stats().gc.promoted_bytes - before;
-    assert!(second >= size as u64, "not promoted at its second minor: {second} bytes");
+    assert!(
+        second >= size as u64,
+        "not promoted at its second minor: {second} bytes"
+    );
     assert!(is_allocated(held as usize), "freed while held");
     assert_eq!(unsafe { *held.add(size - 1) }, 7);
     // One a pointer block holds is promoted at once (the holder, promoted
@@ -1008,14 +1014,23 @@ fn aging_body() {
     let before = rt::stats().gc.promoted_bytes;
     minor();
     let first = rt::stats().gc.promoted_bytes - before;
-    assert!(first >= size as u64, "a block the heap holds stayed young: {first} bytes");
+    assert!(
+        first >= size as u64,
+        "a block the heap holds stayed young: {first} bytes"
+    );
     minor();
-    assert!(masked_allocated(data), "a block an old holder points at was freed");
+    assert!(
+        masked_allocated(data),
+        "a block an old holder points at was freed"
+    );
     std::hint::black_box((held, holder));
     // Once nothing holds it, a block kept young dies at the next minor.
     let young_garbage = hold_young_then_drop(size);
     minor();
-    assert!(!masked_allocated(young_garbage), "a block kept young was not freed");
+    assert!(
+        !masked_allocated(young_garbage),
+        "a block kept young was not freed"
+    );
 }
 
 /// Allocates a large data block, lets a minor collection keep it young
