@@ -23,9 +23,15 @@
 //! a map runs in another order than a part that may see one (maps change
 //! in place; a change is no effect of its own); otherwise the chain is
 //! refused and runs unfused, and the refusal says why.
+//!
+//! A chain also reads through a `let`: `let evens = xs.filter(f)` whose
+//! one use is the source of a later chain (`evens.sum`) fuses as if the
+//! init were written there ([`LetLink`]), when the use runs exactly once
+//! after the `let` and nothing observable runs in between (or the init
+//! itself can do nothing observable). Unfused, the init runs at the `let`.
 
 use crate::effects::{Effect, Effects};
-use crate::{Body, ExprId, ExprKind, Method, Program, StmtId, StmtKind, Ty};
+use crate::{BinOp, Body, ExprId, ExprKind, LocalId, Method, PatKind, Program, StmtId, StmtKind, Ty};
 use std::collections::{HashMap, HashSet};
 
 /// Where a chain's elements come from.
@@ -93,6 +99,53 @@ pub enum Refusal {
         at: ExprId,
         other: (ExprId, Part),
     },
+    /// The chain's stages are all in the init of `local`'s `let`, which it
+    /// does not read through (the chain's `let_refused` says why).
+    Let { local: LocalId },
+}
+
+/// A `let` a fused chain reads through: its init (the chain's earlier
+/// part) runs where the local's one use is, not at the `let`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LetLink {
+    pub stmt: StmtId,
+    pub local: LocalId,
+    pub init: ExprId,
+    /// The local's one use (the receiver of the chain's next part).
+    pub use_: ExprId,
+    /// The block holding the `let`, the `let`'s index in it, and the
+    /// index of the statement holding the use (the block's statement
+    /// count for its tail).
+    pub block: ExprId,
+    pub decl_index: usize,
+    pub use_index: usize,
+}
+
+/// Why a chain does not read through the `let` of its source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LetRefusal {
+    /// The local is used more than once (`uses` times).
+    UsedAgain { uses: usize },
+    /// The use may run other than once per `let`: inside a lambda, a loop,
+    /// a branch or the right side of `&&`/`||` (`at`).
+    NotOnce { at: ExprId },
+    /// The init may do something observable (`init`) and so may the code
+    /// between the `let` and the use (`between`).
+    EffectBetween { init: Effect, between: Effect },
+    /// The code between the `let` and the use may leave (a `return`,
+    /// `break` or `continue` at `at`) and the init may do something
+    /// observable (`init`).
+    LeavesBetween { init: Effect, at: ExprId },
+    /// `local` (which the init reads) is assigned at `at`, after the `let`
+    /// and up to the use's statement.
+    AssignedBetween { local: LocalId, at: StmtId },
+    /// One of the init and the code in between may change a map (at
+    /// `changes`) and the other may see one.
+    MapBetween { changes: ExprId },
+    /// The init's source is a list made there (`source`), not a name.
+    SourceMade { source: ExprId },
+    /// The chain through the `let` would be refused.
+    Chain(Refusal),
 }
 
 /// Whether a chain is fused.
@@ -113,6 +166,11 @@ pub struct Chain {
     pub kind: SourceKind,
     /// The range literals `zip` stages pair with (never built either).
     pub zip_ranges: Vec<ExprId>,
+    /// The `let`s the chain reads through, source to consumer.
+    pub lets: Vec<LetLink>,
+    /// The `let` of the chain's source the chain does not read through,
+    /// and why (when its init could have been the chain's earlier part).
+    pub let_refused: Option<(LocalId, LetRefusal)>,
     pub verdict: Verdict,
 }
 
@@ -130,19 +188,27 @@ impl Chain {
             .chain(self.zip_ranges.iter().copied())
     }
 
-    /// The names of the parts, source to consumer (`range -> map -> sum`).
-    pub fn names(&self, body: &Body) -> Vec<&'static str> {
+    /// The names of the parts, source to consumer (`range -> map -> sum`;
+    /// a `let` read through as `let evens`).
+    pub fn names(&self, body: &Body) -> Vec<String> {
         let mut out = vec![match self.kind {
-            SourceKind::Range => "range",
-            SourceKind::Pieces(m) => m.name(),
-            SourceKind::List => "list",
+            SourceKind::Range => "range".to_string(),
+            SourceKind::Pieces(m) => m.name().to_string(),
+            SourceKind::List => "list".to_string(),
         }];
         for &s in &self.stages {
-            out.push(method_of(body, s).map_or("?", |m| m.name()));
+            // A `let` read through comes after the last stage of its init.
+            out.push(method_of(body, s).map_or("?", |m| m.name()).to_string());
+            for l in self.lets.iter().filter(|l| l.init == s) {
+                out.push(format!("let {}", body.locals[l.local].name));
+            }
+        }
+        for l in self.lets.iter().filter(|l| !self.stages.contains(&l.init)) {
+            out.insert(1, format!("let {}", body.locals[l.local].name));
         }
         out.push(match self.consumer {
-            Consumer::Method(e) => method_of(body, e).map_or("?", |m| m.name()),
-            Consumer::For(..) => "for",
+            Consumer::Method(e) => method_of(body, e).map_or("?", |m| m.name()).to_string(),
+            Consumer::For(..) => "for".to_string(),
         });
         out
     }
@@ -192,6 +258,9 @@ pub struct Plan {
     /// so no trap call chain can show its frame, and its body has no
     /// `return` (which would leave the lambda only).
     inline_lambdas: HashSet<ExprId>,
+    /// The `let`s fused chains read through (their inits never run there).
+    let_stmts: HashMap<StmtId, usize>,
+    let_locals: HashMap<LocalId, usize>,
 }
 
 impl Plan {
@@ -202,6 +271,10 @@ impl Plan {
 
     pub fn body(body: &Body, effects: &Effects) -> Plan {
         let mut plan = Plan::default();
+        let lets = Lets::of(body);
+        let find_chain = |body: &Body, effects: &Effects, c: Consumer| {
+            find_chain(body, effects, &lets, c)
+        };
         let collects = |e: ExprId| {
             matches!(
                 method_of(body, e),
@@ -284,6 +357,10 @@ impl Plan {
             for e in chain.unbuilt() {
                 self.unbuilt.insert(e, i);
             }
+            for l in &chain.lets {
+                self.let_stmts.insert(l.stmt, i);
+                self.let_locals.insert(l.local, i);
+            }
         }
         self.chains.push(chain);
     }
@@ -303,6 +380,18 @@ impl Plan {
     /// The fused chain that never builds list `e`.
     pub fn unbuilt(&self, e: ExprId) -> Option<&Chain> {
         self.unbuilt.get(&e).map(|&i| &self.chains[i])
+    }
+
+    /// The fused chain that reads through `let` statement `s` (its init
+    /// runs where the chain is, not at the `let`).
+    pub fn let_fused(&self, s: StmtId) -> Option<&Chain> {
+        self.let_stmts.get(&s).map(|&i| &self.chains[i])
+    }
+
+    /// The fused chain that reads through the `let` of local `l`.
+    pub fn let_fused_local(&self, l: LocalId) -> Option<(&Chain, &LetLink)> {
+        let c = &self.chains[*self.let_locals.get(&l)?];
+        Some((c, c.lets.iter().find(|k| k.local == l)?))
     }
 
     /// The chain (fused or not) method `e` consumes.
@@ -406,7 +495,7 @@ fn arg_is_plain(body: &Body, a: ExprId) -> bool {
 }
 
 /// The chain `consumer` ends, if it is one.
-fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chain> {
+fn find_chain(body: &Body, effects: &Effects, lets: &Lets, consumer: Consumer) -> Option<Chain> {
     let (top, cm) = match consumer {
         Consumer::Method(e) => match &body[e].kind {
             ExprKind::Method {
@@ -419,8 +508,12 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
             _ => return None,
         },
     };
-    // Walk down the stages to the source.
+    // Walk down the stages to the source, through the `let`s that may be
+    // read through; `cuts[i]`: how many stages were walked before link i.
     let mut stages = Vec::new();
+    let mut links: Vec<LetLink> = Vec::new();
+    let mut cuts: Vec<usize> = Vec::new();
+    let mut let_refused = None;
     let mut at = top;
     loop {
         match &body[at].kind {
@@ -430,17 +523,123 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
                 stages.push(at);
                 at = *receiver;
             }
+            ExprKind::Local(l) if links.len() < 16 => match lets.link(body, effects, *l, at) {
+                Some(Ok(link)) => {
+                    cuts.push(stages.len());
+                    links.push(link);
+                    at = link.init;
+                }
+                Some(Err(why)) => {
+                    let_refused = Some((*l, why));
+                    break;
+                }
+                None => break,
+            },
             _ => break,
         }
     }
-    stages.reverse();
-    let kind = match &body[at].kind {
+    // A list source read through a `let` must be a name (or a field of
+    // one): it is read where the chain runs.
+    if let Some(last) = links.last() {
+        if source_kind(body, at) == SourceKind::List && !plain_source(body, at) {
+            let_refused = Some((last.local, LetRefusal::SourceMade { source: at }));
+            at = last.use_;
+            stages.truncate(cuts.pop().unwrap_or(0));
+            links.pop();
+        }
+    }
+    // Read through as many `let`s as the verdict allows, dropping the
+    // innermost one at a time.
+    loop {
+        let mut ss = stages.clone();
+        ss.reverse();
+        let chain = make_chain(body, effects, consumer, cm, ss, at, links.clone());
+        let Some(last) = links.last().copied() else {
+            return match chain {
+                Some(mut c) => {
+                    c.let_refused = let_refused;
+                    Some(c)
+                }
+                // No chain of its own: a source whose `let` could have been
+                // read through says why it was not.
+                None => {
+                    let (local, why) = let_refused?;
+                    // A name read twice is no pipeline anyone wrote.
+                    if matches!(why, LetRefusal::UsedAgain { .. }) {
+                        return None;
+                    }
+                    let consumes = cm.is_none_or(is_consumer);
+                    if !stages.is_empty() || !consumes || source_kind(body, at) != SourceKind::List {
+                        return None;
+                    }
+                    Some(Chain {
+                        consumer,
+                        stages: Vec::new(),
+                        source: at,
+                        kind: SourceKind::List,
+                        zip_ranges: Vec::new(),
+                        lets: Vec::new(),
+                        let_refused: Some((local, why)),
+                        verdict: Verdict::Refused(Refusal::Let { local }),
+                    })
+                }
+            };
+        };
+        match chain {
+            Some(mut c) if c.fused() => {
+                c.let_refused = let_refused;
+                return Some(c);
+            }
+            Some(c) => {
+                if let Verdict::Refused(r) = c.verdict {
+                    let_refused = Some((last.local, LetRefusal::Chain(r)));
+                }
+            }
+            None => {
+                let_refused = Some((last.local, LetRefusal::SourceMade { source: at }));
+            }
+        }
+        links.pop();
+        at = last.use_;
+        stages.truncate(cuts.pop().unwrap_or(0));
+    }
+}
+
+fn source_kind(body: &Body, at: ExprId) -> SourceKind {
+    match &body[at].kind {
         ExprKind::Range { .. } => SourceKind::Range,
         ExprKind::Method { method, .. } if crate::methods::is_piece_source(*method) => {
             SourceKind::Pieces(*method)
         }
         _ => SourceKind::List,
-    };
+    }
+}
+
+/// A name, or a field of one (to any depth).
+fn plain_source(body: &Body, mut at: ExprId) -> bool {
+    loop {
+        match &body[at].kind {
+            ExprKind::Local(_) => return true,
+            ExprKind::Field { base, .. } => at = *base,
+            _ => return false,
+        }
+    }
+}
+
+/// The chain of `stages` (source first) over `at`, judged; None when the
+/// parts make no chain.
+fn make_chain(
+    body: &Body,
+    effects: &Effects,
+    consumer: Consumer,
+    cm: Option<Method>,
+    stages: Vec<ExprId>,
+    at: ExprId,
+    lets: Vec<LetLink>,
+) -> Option<Chain> {
+    let mut lets = lets;
+    lets.reverse();
+    let kind = source_kind(body, at);
     let collect = matches!(
         cm,
         Some(Method::ListMap | Method::ListFilter | Method::ListFlatMap)
@@ -452,6 +651,8 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
         Some(Method::ListFlatMap) if !stages.is_empty() || kind != SourceKind::Range => {
             return None;
         }
+        // Over a range read through a `let`, it would still build its list.
+        Some(_) if collect && !lets.is_empty() => return None,
         Some(_) if collect => {}
         Some(m) if !is_consumer(m) => return None,
         _ => {}
@@ -460,7 +661,12 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
         return None;
     }
     // A `for` over a range is a loop over integers already.
-    if cm.is_none() && stages.is_empty() && kind == SourceKind::Range {
+    if cm.is_none() && stages.is_empty() && kind == SourceKind::Range && lets.is_empty() {
+        return None;
+    }
+    // A range or piece source behind a `let` must be plain too: its parts
+    // are evaluated where the chain runs.
+    if !lets.is_empty() && !source_parts_plain(body, at) {
         return None;
     }
     let verdict = match judge(body, effects, consumer, &stages) {
@@ -487,8 +693,329 @@ fn find_chain(body: &Body, effects: &Effects, consumer: Consumer) -> Option<Chai
         source: at,
         kind,
         zip_ranges,
+        lets,
+        let_refused: None,
         verdict,
     })
+}
+
+/// Whether a source's own parts (a piece source's string and separator)
+/// make no list or string of their own.
+fn source_parts_plain(body: &Body, at: ExprId) -> bool {
+    match &body[at].kind {
+        ExprKind::Method { receiver, args, .. } => {
+            arg_is_plain(body, *receiver) && args.iter().all(|a| arg_is_plain(body, *a))
+        }
+        _ => true,
+    }
+}
+
+/// Where an expression's value goes: into a parent expression, or a
+/// statement (`index`) or the tail of a block.
+#[derive(Clone, Copy)]
+enum Up {
+    Expr(ExprId),
+    Stmt(ExprId, usize),
+    Tail(ExprId),
+}
+
+/// What reading through a `let` needs to know of a body.
+#[derive(Default)]
+struct Lets {
+    /// Each local a `let` binds by name: the statement, its block, its
+    /// index there, and the init.
+    decl: HashMap<LocalId, (StmtId, ExprId, usize, ExprId)>,
+    /// How many times each local is named.
+    uses: HashMap<LocalId, usize>,
+    parent: HashMap<ExprId, Up>,
+}
+
+impl Lets {
+    fn of(body: &Body) -> Lets {
+        let mut lets = Lets::default();
+        for (e, ex) in body.exprs.iter() {
+            match &ex.kind {
+                ExprKind::Block { stmts, tail } => {
+                    for (i, &s) in stmts.iter().enumerate() {
+                        for c in crate::visit::stmt_children(&body[s].kind) {
+                            lets.parent.insert(c, Up::Stmt(e, i));
+                        }
+                        if let StmtKind::Let { pat, init } = &body[s].kind {
+                            if let PatKind::Bind(l) = body.pats[*pat].kind {
+                                lets.decl.insert(l, (s, e, i, *init));
+                            }
+                        }
+                    }
+                    if let Some(t) = tail {
+                        lets.parent.insert(*t, Up::Tail(e));
+                    }
+                }
+                k => {
+                    if let ExprKind::Local(l) = k {
+                        *lets.uses.entry(*l).or_default() += 1;
+                    }
+                    for c in crate::visit::children(k) {
+                        lets.parent.insert(c, Up::Expr(e));
+                    }
+                }
+            }
+        }
+        lets
+    }
+
+    /// The link through the `let` of `l`, whose use `u` is the source of
+    /// a chain: None when the init could not be a chain's earlier part (a
+    /// stage, a range or a piece source), else the link or why not.
+    fn link(
+        &self,
+        body: &Body,
+        effects: &Effects,
+        l: LocalId,
+        u: ExprId,
+    ) -> Option<Result<LetLink, LetRefusal>> {
+        let &(stmt, block, k, init) = self.decl.get(&l)?;
+        // The ownership pass's temporaries are its own: it frees them.
+        if body.locals[l].kind != crate::LocalKind::Let {
+            return None;
+        }
+        let candidate = match &body[init].kind {
+            ExprKind::Method { method, .. } => {
+                is_stage(*method) || crate::methods::is_piece_source(*method)
+            }
+            ExprKind::Range { .. } => true,
+            _ => false,
+        };
+        if !candidate {
+            return None;
+        }
+        Some(self.check(body, effects, l, u, (stmt, block, k, init)))
+    }
+
+    fn check(
+        &self,
+        body: &Body,
+        effects: &Effects,
+        l: LocalId,
+        u: ExprId,
+        (stmt, block, k, init): (StmtId, ExprId, usize, ExprId),
+    ) -> Result<LetLink, LetRefusal> {
+        let uses = self.uses.get(&l).copied().unwrap_or(0);
+        if uses != 1 {
+            return Err(LetRefusal::UsedAgain { uses });
+        }
+        // Up from the use to the `let`'s block, collecting what runs
+        // between the two.
+        let mut exprs: Vec<ExprId> = Vec::new();
+        let mut stmts: Vec<StmtId> = Vec::new();
+        let mut child = u;
+        let use_index;
+        loop {
+            let not_once = Err(LetRefusal::NotOnce { at: child });
+            match self.parent.get(&child).copied() {
+                None => return not_once,
+                Some(Up::Expr(p)) => {
+                    let kind = &body[p].kind;
+                    let once = match kind {
+                        ExprKind::Lambda { .. } => false,
+                        ExprKind::If { cond, .. } => *cond == child,
+                        ExprKind::Match { scrutinee, .. } => *scrutinee == child,
+                        ExprKind::Binary {
+                            op: BinOp::And | BinOp::Or,
+                            rhs,
+                            ..
+                        } => *rhs != child,
+                        _ => true,
+                    };
+                    if !once {
+                        return Err(LetRefusal::NotOnce { at: p });
+                    }
+                    for c in crate::visit::children(kind) {
+                        if c == child {
+                            break;
+                        }
+                        exprs.push(c);
+                    }
+                    child = p;
+                }
+                Some(up @ (Up::Stmt(b, _) | Up::Tail(b))) => {
+                    let ExprKind::Block { stmts: ss, .. } = &body[b].kind else {
+                        return not_once;
+                    };
+                    let i = match up {
+                        Up::Stmt(_, i) => i,
+                        _ => ss.len(),
+                    };
+                    if let Some(&s) = ss.get(i) {
+                        match &body[s].kind {
+                            StmtKind::For { body: fb, .. } if *fb == child => return not_once,
+                            StmtKind::While { .. } => return not_once,
+                            _ => {}
+                        }
+                    }
+                    if b == block {
+                        if i <= k {
+                            return not_once;
+                        }
+                        stmts.extend(ss[k + 1..i].iter().copied());
+                        use_index = i;
+                        break;
+                    }
+                    stmts.extend(ss[..i].iter().copied());
+                    child = b;
+                }
+            }
+        }
+        let link = LetLink {
+            stmt,
+            local: l,
+            init,
+            use_: u,
+            block,
+            decl_index: k,
+            use_index,
+        };
+        // The locals the init reads must keep their values up to the use
+        // (and through the use's statement, where a `for` body runs).
+        let ExprKind::Block { stmts: ss, tail } = &body[block].kind else {
+            return Err(LetRefusal::NotOnce { at: u });
+        };
+        let read = locals_in(body, init);
+        let upto = ss[k + 1..].iter().take(use_index - k);
+        for &s in upto {
+            if let Some((x, at)) = assigns_in_stmt(body, s).find(|(x, _)| read.contains(x)) {
+                let _ = at;
+                return Err(LetRefusal::AssignedBetween { local: x, at });
+            }
+        }
+        if use_index == ss.len() {
+            if let Some((x, at)) = tail
+                .iter()
+                .flat_map(|t| assigns_in(body, *t))
+                .find(|(x, _)| read.contains(x))
+            {
+                return Err(LetRefusal::AssignedBetween { local: x, at });
+            }
+        }
+        // What runs in between against what the init may do.
+        let parts: Vec<ExprId> = exprs
+            .iter()
+            .copied()
+            .chain(stmts.iter().flat_map(|s| crate::visit::stmt_children(&body[*s].kind)))
+            .collect();
+        if let Some(init_eff) = effects.expr(body, init) {
+            let between = stmts
+                .iter()
+                .find_map(|&s| match &body[s].kind {
+                    StmtKind::While { cond, .. } => Some(Effect {
+                        kind: crate::effects::EffectKind::Diverges,
+                        at: *cond,
+                        via: None,
+                    }),
+                    _ => None,
+                })
+                .into_iter()
+                .chain(parts.iter().filter_map(|&x| effects.expr(body, x)))
+                .next();
+            if let Some(between) = between {
+                return Err(LetRefusal::EffectBetween {
+                    init: init_eff,
+                    between,
+                });
+            }
+            if let Some(at) = parts.iter().find_map(|&x| jumps(body, x)) {
+                return Err(LetRefusal::LeavesBetween { init: init_eff, at });
+            }
+        }
+        let init_change = effects.first_change(body, init);
+        let init_sees = effects.first_map_seen(body, init).is_some() || init_change.is_some();
+        let between_change = parts.iter().find_map(|&x| effects.first_change(body, x));
+        let between_sees = between_change.is_some()
+            || parts
+                .iter()
+                .any(|&x| effects.first_map_seen(body, x).is_some());
+        if let (Some(c), true) = (init_change, between_sees) {
+            return Err(LetRefusal::MapBetween { changes: c });
+        }
+        if let (Some(c), true) = (between_change, init_sees) {
+            return Err(LetRefusal::MapBetween { changes: c });
+        }
+        Ok(link)
+    }
+}
+
+/// Every local `e` names (lambda captures included).
+fn locals_in(body: &Body, e: ExprId) -> HashSet<LocalId> {
+    let mut out = HashSet::new();
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        match &body[x].kind {
+            ExprKind::Local(l) => {
+                out.insert(*l);
+            }
+            ExprKind::Lambda { captures, .. } => out.extend(captures.iter().copied()),
+            _ => {}
+        }
+        push_all(body, x, &mut stack);
+    }
+    out
+}
+
+/// `x`'s children, a block's statements' included.
+fn push_all(body: &Body, x: ExprId, stack: &mut Vec<ExprId>) {
+    match &body[x].kind {
+        ExprKind::Block { stmts, tail } => {
+            for s in stmts {
+                stack.extend(crate::visit::stmt_children(&body[*s].kind));
+            }
+            stack.extend(*tail);
+        }
+        k => stack.extend(crate::visit::children(k)),
+    }
+}
+
+/// The locals statement `s` assigns (anywhere in it), with the assigning
+/// statement.
+fn assigns_in_stmt(body: &Body, s: StmtId) -> impl Iterator<Item = (LocalId, StmtId)> {
+    let own = match &body[s].kind {
+        StmtKind::Assign { local, .. } => Some((*local, s)),
+        _ => None,
+    };
+    let inner: Vec<(LocalId, StmtId)> = crate::visit::stmt_children(&body[s].kind)
+        .into_iter()
+        .flat_map(|x| assigns_in(body, x))
+        .collect();
+    own.into_iter().chain(inner)
+}
+
+/// The locals assigned anywhere in `e`, with the assigning statement.
+fn assigns_in(body: &Body, e: ExprId) -> Vec<(LocalId, StmtId)> {
+    let mut out = Vec::new();
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        if let ExprKind::Block { stmts, .. } = &body[x].kind {
+            for &s in stmts {
+                if let StmtKind::Assign { local, .. } = &body[s].kind {
+                    out.push((*local, s));
+                }
+            }
+        }
+        push_all(body, x, &mut stack);
+    }
+    out
+}
+
+/// The first `return`, `break` or `continue` of `e` outside the lambdas
+/// in it.
+fn jumps(body: &Body, e: ExprId) -> Option<ExprId> {
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        match &body[x].kind {
+            ExprKind::Return(_) | ExprKind::Break | ExprKind::Continue => return Some(x),
+            ExprKind::Lambda { .. } => continue,
+            _ => push_all(body, x, &mut stack),
+        }
+    }
+    None
 }
 
 /// Why the chain must not be fused, if it must not.

@@ -340,6 +340,9 @@ impl<'a> Printer<'a> {
                 let t = self.ty(&body[*pat].ty);
                 let _ = write!(self.out, ": {t} = ");
                 self.expr(*init);
+                if self.fusion.and_then(|p| p.let_fused(s)).is_some() {
+                    self.out.push_str("  [fused into its use]");
+                }
             }
             StmtKind::Var { local, init } => {
                 let n = self.local(*local);

@@ -232,6 +232,9 @@ impl<'a> Decider<'a> {
         let Some(d) = &l.decl else {
             return Own::No(NotOwned::NotLetOrVar, 0);
         };
+        if self.fusion.let_fused_local(x).is_some() {
+            return Own::No(NotOwned::FusedThroughLet, self.sm.stmt(d.stmt).start);
+        }
         let ty = &body.locals[x].ty;
         if !ty.is_freeable() {
             return Own::No(NotOwned::NotListOrString, 0);

@@ -305,9 +305,11 @@ pub fn analyze(program: &Program) -> Analysis {
             }
             None => (&**body, &**sm),
         };
-        let facts = walk::walk(body, sm, &summaries);
+        let fusion = ir::fusion::Plan::of(program, &effects, f);
+        let mut facts = walk::walk(body, sm, &summaries);
+        facts.relocate_fused_lets(&fusion);
         let mut d = Decider::new(body, sm, &facts, &summaries);
-        d.fusion = ir::fusion::Plan::of(program, &effects, f);
+        d.fusion = fusion;
         let owned = if owning {
             cells::owned_params(f, &d)
         } else {
@@ -551,9 +553,11 @@ fn token_table(
             let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
                 continue;
             };
-            let facts = walk::walk(body, sm, summaries);
+            let fusion = ir::fusion::Plan::of(program, &effects, f);
+            let mut facts = walk::walk(body, sm, summaries);
+            facts.relocate_fused_lets(&fusion);
             let mut d = Decider::new(body, sm, &facts, summaries);
-            d.fusion = ir::fusion::Plan::of(program, &effects, f);
+            d.fusion = fusion;
             let owned = if owning {
                 cells::owned_params(f, &d)
             } else {

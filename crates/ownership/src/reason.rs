@@ -146,6 +146,9 @@ pub enum NotOwned {
     AssignedTo(LocalId),
     KeyInMap,
     DependsOnItself,
+    /// Bound by a `let` a fused pipeline reads through: natively its list
+    /// is never built (its init runs where the pipeline does).
+    FusedThroughLet,
     /// Viewed by `method` (into the name `view`), and the view escapes
     /// (the offset given with this reason is where the view escapes).
     ViewEscapes {
@@ -501,6 +504,9 @@ impl Cx<'_> {
             NotOwned::AssignedTo(y) => format!("is assigned to {}", self.local(f, *y)),
             NotOwned::KeyInMap => "is stored in a map as a key".into(),
             NotOwned::DependsOnItself => "depends on itself".into(),
+            NotOwned::FusedThroughLet => {
+                "is never built: a fused pipeline reads through its let".into()
+            }
             NotOwned::ViewEscapes { method, view, why } => {
                 let why = self.not_owned(f, why, depth);
                 // "is stored ..." reads as "which is stored ...".

@@ -104,7 +104,7 @@ pub enum FateKind {
     },
     /// A list of a fused chain (`ir::fusion`): its parts, source to
     /// consumer (never allocated).
-    Fused(Vec<&'static str>),
+    Fused(Vec<String>),
     /// A call whose callee's result is not fresh.
     CallNotFresh(FnId),
     NotFresh(NotFresh),
@@ -999,7 +999,7 @@ impl Reporter<'_> {
 /// Why a chain is fused or not, for `explain`.
 pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain) -> String {
     use ir::effects::EffectKind;
-    use ir::fusion::{Part, Point, Refusal, Verdict};
+    use ir::fusion::{LetRefusal, Part, Point, Refusal, Verdict};
     let body = program.body(f);
     let sm = program.source_map(f);
     let pos = |e: ExprId| {
@@ -1032,7 +1032,7 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
         };
         format!("{part} {what}{via}")
     };
-    match &chain.verdict {
+    let base = match &chain.verdict {
         Verdict::Fused => "fused: one loop, no list between the parts".into(),
         Verdict::Refused(r) => match r {
             Refusal::TwoEffects { first, second } => format!(
@@ -1068,8 +1068,85 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
                 "not fused: zip at {} pairs with something other than a range or a name",
                 pos(*stage)
             ),
+            Refusal::Let { local } => format!(
+                "not fused: its stages are in the let of {}",
+                body.locals[*local].name
+            ),
         },
+    };
+    let local = |l: ir::LocalId| body.locals[l].name.clone();
+    let effect = |e: &ir::effects::Effect| {
+        let what = match e.kind {
+            EffectKind::Prints => "prints",
+            EffectKind::Traps => "may trap",
+            EffectKind::Diverges => "may not return",
+            EffectKind::CallsUnknown => "calls a function value",
+        };
+        match e.via {
+            Some(g) => format!("{what} (calls {} at {})", program.items.fns[g].name, pos(e.at)),
+            None => format!("{what} (at {})", pos(e.at)),
+        }
+    };
+    let mut out = base;
+    if chain.fused() {
+        for l in &chain.lets {
+            out.push_str(&format!(
+                "; reads through let {} (its init runs at {}, once, with nothing observable between)",
+                local(l.local),
+                pos(l.use_)
+            ));
+        }
     }
+    if let Some((l, why)) = &chain.let_refused {
+        let why = match why {
+            LetRefusal::UsedAgain { uses } => format!("{} is used {uses} times", local(*l)),
+            LetRefusal::NotOnce { at } => format!(
+                "its use may run other than once per let (inside the lambda, loop, branch or right side at {})",
+                pos(*at)
+            ),
+            LetRefusal::EffectBetween { init, between } => format!(
+                "its init {} and the code before its use {}",
+                effect(init),
+                effect(between)
+            ),
+            LetRefusal::LeavesBetween { init, at } => format!(
+                "its init {} and the code before its use may leave at {}",
+                effect(init),
+                pos(*at)
+            ),
+            LetRefusal::AssignedBetween { local: x, at } => format!(
+                "its init reads {}, assigned at {} before the use",
+                local(*x),
+                {
+                    let (ln, c) = program.line_col(sm.stmt(*at).start);
+                    format!("{ln}:{c}")
+                }
+            ),
+            LetRefusal::MapBetween { changes } => format!(
+                "a map may change at {} and be seen on the other side of the move",
+                pos(*changes)
+            ),
+            LetRefusal::SourceMade { source } => format!(
+                "its source at {} is made there, not a name",
+                pos(*source)
+            ),
+            LetRefusal::Chain(r) => {
+                let through = ir::fusion::Chain {
+                    verdict: Verdict::Refused(*r),
+                    lets: Vec::new(),
+                    let_refused: None,
+                    ..chain.clone()
+                };
+                let text = render_verdict(program, f, &through);
+                format!(
+                    "the chain through it would not fuse ({})",
+                    text.strip_prefix("not fused: ").unwrap_or(&text)
+                )
+            }
+        };
+        out.push_str(&format!("; does not read through let {}: {why}", local(*l)));
+    }
+    out
 }
 
 /// Why an upsert probes once or twice, for `explain`.

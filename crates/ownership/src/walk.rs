@@ -110,6 +110,49 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// The uses inside the init of a `let` that a fused chain reads
+    /// through happen where the chain runs: they count at the statement
+    /// of the local's one use (links source first, so a use moved into a
+    /// later link's init moves on with it).
+    pub fn relocate_fused_lets(&mut self, plan: &ir::fusion::Plan) {
+        let mut moved: std::collections::HashSet<ExprId> = Default::default();
+        for c in plan.chains.iter().filter(|c| c.fused()) {
+            for link in &c.lets {
+                let mut hits = Vec::new();
+                for (x, lf) in &self.locals {
+                    if lf.decl.as_ref().is_none_or(|d| d.block != link.block) {
+                        continue;
+                    }
+                    for (i, u) in lf.uses.iter().enumerate() {
+                        let inside = moved.contains(&u.expr) || self.within(u.expr, link.init);
+                        if u.index == Some(link.decl_index) && inside {
+                            hits.push((*x, i));
+                        }
+                    }
+                }
+                for (x, i) in hits {
+                    if let Some(u) = self.locals.get_mut(&x).and_then(|l| l.uses.get_mut(i)) {
+                        u.index = Some(link.use_index);
+                        moved.insert(u.expr);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `e` is `outer` or inside it.
+    fn within(&self, mut e: ExprId, outer: ExprId) -> bool {
+        loop {
+            if e == outer {
+                return true;
+            }
+            match self.exprs.get(e).and_then(|f| f.parent) {
+                Some(p) => e = p,
+                None => return false,
+            }
+        }
+    }
+
     pub fn local(&self, l: LocalId) -> Option<&LocalFacts> {
         self.locals.get(&l)
     }

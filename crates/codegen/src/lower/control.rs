@@ -36,6 +36,9 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
 
     pub(super) fn stmt(&mut self, s: StmtId) -> Option<()> {
         match &self.body[s].kind {
+            // A fused chain reads through this `let`: its init runs where
+            // the chain does, and the local is never read.
+            StmtKind::Let { .. } if self.plan.let_fused(s).is_some() => {}
             StmtKind::Let { pat, init } => {
                 let v = self.expr(*init)?;
                 self.bind(*pat, &v);
