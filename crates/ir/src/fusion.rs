@@ -31,7 +31,9 @@
 //! itself can do nothing observable). Unfused, the init runs at the `let`.
 
 use crate::effects::{Effect, Effects};
-use crate::{BinOp, Body, ExprId, ExprKind, LocalId, Method, PatKind, Program, StmtId, StmtKind, Ty};
+use crate::{
+    BinOp, Body, ExprId, ExprKind, LocalId, Method, PatKind, Program, StmtId, StmtKind, Ty,
+};
 use std::collections::{HashMap, HashSet};
 
 /// Where a chain's elements come from.
@@ -272,9 +274,8 @@ impl Plan {
     pub fn body(body: &Body, effects: &Effects) -> Plan {
         let mut plan = Plan::default();
         let lets = Lets::of(body);
-        let find_chain = |body: &Body, effects: &Effects, c: Consumer| {
-            find_chain(body, effects, &lets, c)
-        };
+        let find_chain =
+            |body: &Body, effects: &Effects, c: Consumer| find_chain(body, effects, &lets, c);
         let collects = |e: ExprId| {
             matches!(
                 method_of(body, e),
@@ -569,7 +570,8 @@ fn find_chain(body: &Body, effects: &Effects, lets: &Lets, consumer: Consumer) -
                         return None;
                     }
                     let consumes = cm.is_none_or(is_consumer);
-                    if !stages.is_empty() || !consumes || source_kind(body, at) != SourceKind::List {
+                    if !stages.is_empty() || !consumes || source_kind(body, at) != SourceKind::List
+                    {
                         return None;
                     }
                     Some(Chain {
@@ -883,7 +885,6 @@ impl Lets {
         let upto = ss[k + 1..].iter().take(use_index - k);
         for &s in upto {
             if let Some((x, at)) = assigns_in_stmt(body, s).find(|(x, _)| read.contains(x)) {
-                let _ = at;
                 return Err(LetRefusal::AssignedBetween { local: x, at });
             }
         }
@@ -900,7 +901,11 @@ impl Lets {
         let parts: Vec<ExprId> = exprs
             .iter()
             .copied()
-            .chain(stmts.iter().flat_map(|s| crate::visit::stmt_children(&body[*s].kind)))
+            .chain(
+                stmts
+                    .iter()
+                    .flat_map(|s| crate::visit::stmt_children(&body[*s].kind)),
+            )
             .collect();
         if let Some(init_eff) = effects.expr(body, init) {
             let between = stmts

@@ -234,7 +234,7 @@ pub fn analyze(program: &Program) -> Analysis {
     let mut needed: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
     let mut work: Vec<(FnId, bool)> = program.items.fns.iter().map(|(f, _)| (f, false)).collect();
     while let Some((f, owning)) = work.pop() {
-        for g in owning_callees(program, &summaries, f, owning) {
+        for g in owning_callees(program, &effects, &summaries, f, owning) {
             if needed.insert(g.into_raw().into_u32()) {
                 work.push((g, true));
             }
@@ -727,13 +727,23 @@ fn name_scrutinees(body: &mut ir::Body, map: &mut ir::BodySourceMap) -> bool {
 
 /// The functions whose owning version the sharing (or, with `owning`,
 /// the owning) version of `f` calls.
-fn owning_callees(program: &Program, summaries: &[Summary], f: FnId, owning: bool) -> Vec<FnId> {
+fn owning_callees(
+    program: &Program,
+    effects: &ir::effects::Effects,
+    summaries: &[Summary],
+    f: FnId,
+    owning: bool,
+) -> Vec<FnId> {
     let i = fn_index(f);
     let (Some(body), Some(sm)) = (program.bodies.get(i), program.source_maps.get(i)) else {
         return Vec::new();
     };
-    let facts = walk::walk(body, sm, summaries);
-    let d = Decider::new(body, sm, &facts, summaries);
+    // The same facts and plan as the body's own analysis.
+    let fusion = ir::fusion::Plan::of(program, effects, f);
+    let mut facts = walk::walk(body, sm, summaries);
+    facts.relocate_fused_lets(&fusion);
+    let mut d = Decider::new(body, sm, &facts, summaries);
+    d.fusion = fusion;
     let owned = if owning {
         cells::owned_params(f, &d)
     } else {

@@ -1083,7 +1083,11 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
             EffectKind::CallsUnknown => "calls a function value",
         };
         match e.via {
-            Some(g) => format!("{what} (calls {} at {})", program.items.fns[g].name, pos(e.at)),
+            Some(g) => format!(
+                "{what} (calls {} at {})",
+                program.items.fns[g].name,
+                pos(e.at)
+            ),
             None => format!("{what} (at {})", pos(e.at)),
         }
     };
@@ -1091,7 +1095,7 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
     if chain.fused() {
         for l in &chain.lets {
             out.push_str(&format!(
-                "; reads through let {} (its init runs at {}, once, with nothing observable between)",
+                "; reads through let {} (its init runs once, at {}; nothing observable moves)",
                 local(l.local),
                 pos(l.use_)
             ));
