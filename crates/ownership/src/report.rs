@@ -1010,27 +1010,29 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
         ExprKind::Method { method, .. } => method.name().to_string(),
         _ => "the for".to_string(),
     };
+    let effect = |e: &ir::effects::Effect| {
+        let what = match e.kind {
+            EffectKind::Prints => "prints",
+            EffectKind::Traps => "may trap",
+            EffectKind::Diverges => "may not return",
+            EffectKind::CallsUnknown => "calls a function value",
+        };
+        match e.via {
+            Some(g) => format!(
+                "{what} (calls {} at {})",
+                program.items.fns[g].name,
+                pos(e.at)
+            ),
+            None => format!("{what} (at {})", pos(e.at)),
+        }
+    };
     let point = |p: &Point| {
         let part = match p.part {
             Part::Args => format!("{}'s arguments at {}", name(p.at), pos(p.at)),
             Part::Lambda => format!("{}'s function at {}", name(p.at), pos(p.at)),
             Part::Body => format!("the for body at {}", pos(p.at)),
         };
-        let what = match p.effect.kind {
-            EffectKind::Prints => "prints",
-            EffectKind::Traps => "may trap",
-            EffectKind::Diverges => "may not return",
-            EffectKind::CallsUnknown => "calls a function value",
-        };
-        let via = match p.effect.via {
-            Some(g) => format!(
-                " (calls {} at {})",
-                program.items.fns[g].name,
-                pos(p.effect.at)
-            ),
-            None => format!(" (at {})", pos(p.effect.at)),
-        };
-        format!("{part} {what}{via}")
+        format!("{part} {}", effect(&p.effect))
     };
     let base = match &chain.verdict {
         Verdict::Fused => "fused: one loop, no list between the parts".into(),
@@ -1075,22 +1077,6 @@ pub fn render_verdict(program: &ir::Program, f: FnId, chain: &ir::fusion::Chain)
         },
     };
     let local = |l: ir::LocalId| body.locals[l].name.clone();
-    let effect = |e: &ir::effects::Effect| {
-        let what = match e.kind {
-            EffectKind::Prints => "prints",
-            EffectKind::Traps => "may trap",
-            EffectKind::Diverges => "may not return",
-            EffectKind::CallsUnknown => "calls a function value",
-        };
-        match e.via {
-            Some(g) => format!(
-                "{what} (calls {} at {})",
-                program.items.fns[g].name,
-                pos(e.at)
-            ),
-            None => format!("{what} (at {})", pos(e.at)),
-        }
-    };
     let mut out = base;
     if chain.fused() {
         for l in &chain.lets {
