@@ -653,7 +653,7 @@ fn make_chain(
         Some(Method::ListFlatMap) if !stages.is_empty() || kind != SourceKind::Range => {
             return None;
         }
-        // Over a range read through a `let`, it would still build its list.
+        // A collecting chain does not read through a `let` (yet).
         Some(_) if collect && !lets.is_empty() => return None,
         Some(_) if collect => {}
         Some(m) if !is_consumer(m) => return None,
