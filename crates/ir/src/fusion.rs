@@ -309,14 +309,14 @@ impl Plan {
         }
         for (_, ex) in body.exprs.iter() {
             if let ExprKind::Method { method, args, .. } = &ex.kind {
-                for (i, &a) in args.iter().enumerate() {
+                for (i, (&a, param)) in args.iter().zip(method.def().params).enumerate() {
+                    if !matches!(param, crate::methods::Sig::Fn(..)) {
+                        continue;
+                    }
                     if frame_lambda_arg(body, *method, i, a) {
                         plan.frame_lambdas.insert(a, *method);
                     }
-                }
-                for (&a, param) in args.iter().zip(method.def().params) {
-                    let called = matches!(param, crate::methods::Sig::Fn(..));
-                    if called && inlinable(body, effects, a) {
+                    if inlinable(body, effects, a) {
                         plan.inline_lambdas.insert(a);
                     }
                 }

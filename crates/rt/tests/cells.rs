@@ -391,6 +391,9 @@ fn held_token() -> usize {
     static mut HOLD: usize = 0;
     let t = alloc(24, 1) as usize;
     let holder = alloc(16, 1) as *mut usize;
+    // SAFETY: `HOLD` is a static word registered as a root before it is
+    // written, touched only by this test's thread (tests holding the
+    // runtime run one at a time); `holder` is a fresh 16-byte block.
     unsafe {
         rt::add_root(&raw const HOLD);
         holder.write(t);
@@ -406,6 +409,8 @@ fn reuse_as_compiled(m: usize) -> bool {
     let t = m ^ MASK;
     let had = rt::cells::renewed::contains(t);
     if !had {
+        // SAFETY: `t` is the live 24-byte token `held_token` made, whose
+        // fields nothing reads before the caller rewrites them.
         let p = unsafe { rt::sspur_reuse_or_alloc(t as u64, 24, 0) };
         assert_eq!(p as usize, t, "reused in place");
     }
@@ -417,6 +422,8 @@ fn reuse_as_compiled(m: usize) -> bool {
 #[inline(never)]
 fn store_young(m: usize) -> usize {
     let y = alloc(32, 1) as usize;
+    // SAFETY: `y` is a fresh 32-byte block and `m` masks the live 24-byte
+    // token; word 1 is inside both.
     unsafe {
         *(y as *mut usize).add(1) = 77;
         *((m ^ MASK) as *mut usize).add(1) = y;
@@ -426,6 +433,8 @@ fn store_young(m: usize) -> usize {
 
 #[inline(never)]
 fn young_field(m: usize) -> usize {
+    // SAFETY: `m` masks the live token, whose word 1 holds the live block
+    // `store_young` wrote (kept alive through the token).
     unsafe { *(*((m ^ MASK) as *const *const usize).add(1)).add(1) }
 }
 
@@ -465,6 +474,7 @@ fn only_the_plain_default_mode_notes_renewed_blocks() {
     for settings in [counting(), check_mode()] {
         let _g = fresh(settings);
         let t = alloc(24, 1) as usize;
+        // SAFETY: `t` is a fresh 24-byte block this test owns.
         let p = unsafe { rt::sspur_reuse_or_alloc(t as u64, 24, 0) };
         assert!(!rt::cells::renewed::contains(p as usize));
         assert!(!rt::cells::renewed::contains(t));
@@ -472,6 +482,7 @@ fn only_the_plain_default_mode_notes_renewed_blocks() {
     // A reset forgets the blocks the last runtime noted.
     let _g = fresh(Settings::DEFAULT);
     let t = alloc(24, 1) as usize;
+    // SAFETY: `t` is a fresh 24-byte block this test owns.
     unsafe { rt::sspur_reuse_or_alloc(t as u64, 24, 0) };
     assert!(rt::cells::renewed::contains(t));
     drop(_g);

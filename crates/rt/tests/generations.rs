@@ -988,6 +988,7 @@ fn aging_body() {
     // Held by this frame (the stack below every barrier): kept young at the
     // first minor collection, promoted at the second.
     let held = alloc(size, 0);
+    // SAFETY: `held` is a fresh data block of `size` bytes.
     unsafe { held.write_bytes(7, size) };
     let before = rt::stats().gc.promoted_bytes;
     minor();
@@ -1004,11 +1005,13 @@ fn aging_body() {
         "not promoted at its second minor: {second} bytes"
     );
     assert!(is_allocated(held as usize), "freed while held");
+    // SAFETY: `held` is still allocated (asserted above), `size` bytes.
     assert_eq!(unsafe { *held.add(size - 1) }, 7);
     // One a pointer block holds is promoted at once (the holder, promoted
     // with it, is not scanned by the next minor collection), and kept.
     let holder = alloc(16, 1);
     let data = alloc(size, 0);
+    // SAFETY: `holder` is a fresh 16-byte pointer block.
     unsafe { *(holder as *mut usize) = data as usize };
     let data = data as usize ^ MASK;
     let before = rt::stats().gc.promoted_bytes;

@@ -212,6 +212,7 @@ fn large_block_cache_gives_a_site_its_own_block_back() {
     // Site 1's block is large, site 2's small; both freed.
     let a = rt::sspur_alloc(6 * PAGE_SIZE, 0, 1);
     let b = rt::sspur_alloc(2 * PAGE_SIZE, 0, 2);
+    // SAFETY: `a` and `b` are this test's blocks, not used again.
     unsafe { rt::sspur_free(a, 0) };
     unsafe { rt::sspur_free(b, 0) };
     // Site 1 asks small (a buffer that will grow in place): it gets its
@@ -221,6 +222,7 @@ fn large_block_cache_gives_a_site_its_own_block_back() {
     // A site with no block of its own gets the smallest that fits.
     let c = rt::sspur_alloc(PAGE_SIZE + 1, 0, 3);
     assert_eq!(c, b);
+    // SAFETY: `a2` and `c` are this test's blocks, not used again.
     unsafe { rt::sspur_free(a2, 0) };
     unsafe { rt::sspur_free(c, 0) };
     let d = rt::sspur_alloc(PAGE_SIZE + 1, 0, 0);
