@@ -122,6 +122,12 @@ pub enum Shared {
     /// A binding of a match whose arm hands the matched value on whole
     /// (at the offset) on another path: never dropped by itself.
     KeptWhole(u32),
+    /// A var's last value, shared (at the offset) after every update:
+    /// each update still consumes the value before it.
+    SharedAfterUpdates(u32),
+    /// Lent (the borrow ends at the first offset) across an update that
+    /// consumes the value (at the second).
+    LentAcrossUpdate(u32, u32),
 }
 
 /// How an owned-deep local ends.
@@ -133,6 +139,10 @@ pub enum CellEnd {
     Moved { at: u32 },
     /// Taken apart by the match given.
     Matched { m: ExprId, at: u32 },
+    /// A var whose updates each consume the value before it (`t :=
+    /// ins(t, k)`), and whose last value is shared by the use at `at`
+    /// after every update: left for the collector.
+    Kept { at: u32 },
 }
 
 /// Where a reuse token goes in an arm: the constructors of its size class
@@ -520,6 +530,7 @@ impl<'a, 'd> Cells<'a, 'd> {
                 CellEnd::Moved { .. } | CellEnd::Matched { .. } if self.consumes_here(*x, e) => {
                     Ok(())
                 }
+                CellEnd::Kept { at } => Err(Shared::SharedAfterUpdates(at)),
                 _ => Err(Shared::NotNew),
             },
             _ => Err(Shared::NotNew),
@@ -593,6 +604,25 @@ impl<'a, 'd> Cells<'a, 'd> {
                 }
             }
         };
+        // A var's updates that move its old value into the new one: each
+        // consumes the value before it, at the call or constructor the old
+        // value goes to (with the assigned value around it).
+        let mut updates: Vec<(ExprId, ExprId)> = Vec::new();
+        let has_updates = var
+            && l.uses
+                .iter()
+                .any(|u| self.consuming(u) && self.in_own_update(x, u.expr));
+        // A use in a later statement of the var's block than every
+        // assignment sees only its last value, which no update consumes.
+        let after_updates = |u: &Use| {
+            has_updates
+                && u.index
+                    .is_some_and(|ci| l.assigns.iter().all(|a| a.index.is_some_and(|ai| ai < ci)))
+        };
+        // The first use sharing the last value, and the borrows (each use
+        // with what was borrowed from it), checked against the updates.
+        let mut kept: Option<(u32, Shared)> = None;
+        let mut lends: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
         for u in &l.uses {
             if u.foreign {
                 return Err(Shared::InClosure(u.at));
@@ -613,6 +643,11 @@ impl<'a, 'd> Cells<'a, 'd> {
                 Ok(derived) => {
                     note(index_of(u), u.at);
                     ends.push((u.expr, u.at));
+                    if has_updates {
+                        let mut lent = derived.clone();
+                        lent.push(u.expr);
+                        lends.push((u.expr, lent));
+                    }
                     for e in derived {
                         let i = match block {
                             Some(b) => self.index_in(b, e),
@@ -627,6 +662,10 @@ impl<'a, 'd> Cells<'a, 'd> {
                 }
                 Err(why) => {
                     if !self.consuming(u) {
+                        if after_updates(u) {
+                            kept.get_or_insert((u.at, why));
+                            continue;
+                        }
                         return Err(why);
                     }
                     // `x := Cons(.., x)`: the old value moves into the new.
@@ -642,6 +681,12 @@ impl<'a, 'd> Cells<'a, 'd> {
                         if let Some(v) = twice {
                             return Err(Shared::UsedTwice(u.at.min(v.at), u.at.max(v.at)));
                         }
+                        if let Some(a) =
+                            l.assigns.iter().find(|a| self.d.is_within(u.expr, a.value))
+                        {
+                            let c = self.consumer(u.expr).map_or(u.expr, |p| p.0);
+                            updates.push((c, a.value));
+                        }
                         note(u.index, u.at);
                         continue;
                     }
@@ -649,10 +694,14 @@ impl<'a, 'd> Cells<'a, 'd> {
                     // function's or block's value, after every update.
                     if var {
                         let out = matches!(u.ctx, Ctx::Out) || u.moved_out;
-                        let after_updates = u.index.is_some_and(|ci| {
+                        let after = u.index.is_some_and(|ci| {
                             l.assigns.iter().all(|a| a.index.is_some_and(|ai| ai < ci))
                         });
-                        if !(out && after_updates) {
+                        if !(out && after) {
+                            if after_updates(u) {
+                                kept.get_or_insert((u.at, why));
+                                continue;
+                            }
                             return Err(why);
                         }
                     }
@@ -666,11 +715,77 @@ impl<'a, 'd> Cells<'a, 'd> {
                 }
             }
         }
+        // Everything lent by a value an update consumes is done before the
+        // update runs.
+        for (u, lent) in &lends {
+            for &c in &updates {
+                if let Some(&e) = lent.iter().find(|e| !self.lent_before(*u, **e, c)) {
+                    return Err(Shared::LentAcrossUpdate(self.at(e), self.at(c.0)));
+                }
+            }
+        }
+        if let Some((at, why)) = kept {
+            return if updates.is_empty() {
+                Err(why)
+            } else {
+                Ok(CellEnd::Kept { at })
+            };
+        }
         if !consumes.is_empty() {
             return self.consumed(x, &consumes, &ends);
         }
         let (index, at) = last.unwrap_or(start);
         Ok(CellEnd::DropDeep { index, at })
+    }
+
+    /// Whether `e`, which uses what a borrow of a var at `u` lent, is done
+    /// before the update consuming at `c` could consume the value `u`
+    /// read: both before `c` (or on another path), both after it in a
+    /// later statement of the block around it (`u` reads a newer value),
+    /// both in the operands `c` evaluates before it runs, or both in the
+    /// condition of a `while` whose body holds `c`.
+    fn lent_before(&self, u: ExprId, e: ExprId, (c, update): (ExprId, ExprId)) -> bool {
+        let inside = |x: ExprId| x != c && self.d.is_within(x, c);
+        if inside(u) && inside(e) {
+            return true;
+        }
+        if self.in_while_cond(u, c) && self.in_while_cond(e, c) {
+            return true;
+        }
+        // What a borrow lends flows up the tree and through `let` aliases
+        // only, never out of a loop's body: after the statement holding
+        // the update, it is done before that statement runs again.
+        let outside = |x: ExprId| !self.d.is_within(x, update);
+        match (self.order(u, c), self.order(e, c)) {
+            (Order::Before, Order::Before) | (Order::Exclusive, Order::Exclusive) => true,
+            (Order::After, Order::After) => outside(u) && outside(e),
+            _ => false,
+        }
+    }
+
+    /// Whether `e` is in the condition of a `while` whose body holds `c`:
+    /// the condition is done before the body runs.
+    fn in_while_cond(&self, e: ExprId, c: ExprId) -> bool {
+        let body = self.d.body;
+        let mut cur = e;
+        for _ in 0..4096 {
+            if let Some(&(b, i)) = self.tops.get(&cur) {
+                if let ExprKind::Block { stmts, .. } = &body[b].kind {
+                    if let Some(ir::StmtKind::While { cond, body: wb }) =
+                        stmts.get(i).map(|s| &body[*s].kind)
+                    {
+                        if *cond == cur && self.d.is_within(c, *wb) {
+                            return true;
+                        }
+                    }
+                }
+            }
+            match self.parent(cur) {
+                Some(p) => cur = p,
+                None => return false,
+            }
+        }
+        false
     }
 
     /// The end of owned local `x` whose consuming uses are `consumes` and

@@ -726,6 +726,15 @@ impl Cx<'_> {
                 "a part of a value its arm hands on whole at {} (dropped with it)",
                 self.pos(at)
             ),
+            S::SharedAfterUpdates(at) => format!(
+                "its last value is shared at {} (after every update)",
+                self.pos(at)
+            ),
+            S::LentAcrossUpdate(e, c) => format!(
+                "shared: what it lends is used at {} after the update at {} consumes it",
+                self.pos(e),
+                self.pos(c)
+            ),
             S::BeforeReuse(at) => format!(
                 "shared: handed on at {} before the block it came from is reused",
                 self.pos(at)

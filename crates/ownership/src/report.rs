@@ -187,6 +187,12 @@ pub enum FateKind {
         local: LocalId,
         at: u32,
     },
+    /// Owned deep by var `local`, whose next update consumes it; its
+    /// last value is shared at `at` (the collector's).
+    CellVarKept {
+        local: LocalId,
+        at: u32,
+    },
     /// Owned deep by `local`, which hands it on at `at`.
     CellMoved {
         local: LocalId,
@@ -418,6 +424,11 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
             "taken apart by the match at {} (last use of {}): its block is reused or freed there",
             pos(*at),
             local(*x)
+        ),
+        FateKind::CellVarKept { local: x, at } => format!(
+            "owned deep by {}, whose next update consumes it (its last value is shared at {}: left for the collector)",
+            local(*x),
+            pos(*at)
         ),
         FateKind::CellMoved { local: x, at } => {
             format!(
@@ -680,6 +691,7 @@ impl Reporter<'_> {
                 Ok(CellEnd::DropDeep { at, .. }) => FateKind::CellFreedDeep { local: *x, at },
                 Ok(CellEnd::Matched { at, .. }) => FateKind::CellTakenApart { local: *x, at },
                 Ok(CellEnd::Moved { at }) => FateKind::CellMoved { local: *x, at },
+                Ok(CellEnd::Kept { at }) => FateKind::CellVarKept { local: *x, at },
                 Err(why) => FateKind::CellShared(why),
             },
             Ctx::Escape(
