@@ -2046,15 +2046,14 @@ fn is_place_in<'b>(body: &'b Body, e: ExprId, scopes: &mut Vec<&'b [StmtId]>) ->
         }
         ExprKind::Local(l) => !scopes.iter().any(|stmts| declared_in(body, stmts, *l)),
         ExprKind::Field { .. } | ExprKind::Index { .. } => true,
+        // `get` and `find` make a new `Some` block (their payload, read out
+        // of the receiver, is a second reference they count themselves).
         ExprKind::Method { method, .. } => matches!(
             method,
-            Method::ListGet
-                | Method::ListFirst
+            Method::ListFirst
                 | Method::ListLast
                 | Method::ListMin
                 | Method::ListMax
-                | Method::ListFind
-                | Method::MapGet
                 | Method::MapGetOr
                 | Method::OptUnwrap
                 | Method::OptUnwrapOr

@@ -128,6 +128,9 @@ pub enum Shared {
     /// Lent (the borrow ends at the first offset) across an update that
     /// consumes the value (at the second).
     LentAcrossUpdate(u32, u32),
+    /// Matched by an arm that names the whole value (at the offset): a
+    /// second reference to its block.
+    NamedWhole(u32),
 }
 
 /// How an owned-deep local ends.

@@ -63,10 +63,11 @@ pub mod reason;
 mod report;
 mod rewrite;
 mod set;
+mod shallow;
 mod table;
 mod walk;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use ir::{ExprId, ExprKind, FnId, OldValue, Program};
@@ -656,21 +657,31 @@ fn new_let(
 
 /// Names the value of every call a `match` takes apart: `match f(x) {..}`
 /// becomes `{ let scrut = f(x); match scrut {..} }`, so that a destructive
-/// match can own the value the call returns. The match keeps the id of
+/// match can own the value the call returns (or, for a method's new
+/// `Some`, `m.get(k)`, its block be freed after the match). The match keeps the id of
 /// the original expression (now the block).
 fn name_scrutinees(body: &mut ir::Body, map: &mut ir::BodySourceMap) -> bool {
+    // A lookup an upsert's put reuses stays where it is.
+    let lookups: HashSet<ExprId> = ir::upsert::Plan::body(body)
+        .upserts
+        .iter()
+        .map(|u| u.lookup)
+        .collect();
     let targets: Vec<ExprId> = body
         .exprs
         .iter()
         .filter_map(|(m, x)| match &x.kind {
             ExprKind::Match { scrutinee, arms }
-                if matches!(
+                if (matches!(
                     body[*scrutinee].kind,
                     ExprKind::Call {
                         callee: ir::Callee::Fn(_),
                         ..
                     }
-                ) && cells::is_cell(&body[*scrutinee].ty)
+                ) || matches!(body[*scrutinee].kind,
+                        ExprKind::Method { method, .. } if shallow::makes_some(method))
+                    && !lookups.contains(scrutinee))
+                    && cells::is_cell(&body[*scrutinee].ty)
                     && arms.iter().any(|a| {
                         matches!(&body[a.pat].kind,
                             ir::PatKind::Ctor { args, .. } | ir::PatKind::Tuple(args)
@@ -987,6 +998,7 @@ fn plan(
         None => c,
     };
     cells::plan(&c, &mut plan, &mut why);
+    shallow::plan(&c, &mut plan, &mut why);
     let mut sets: Vec<ExprId> = d.facts.exprs.iter().map(|(e, _)| e).collect();
     sets.sort_by_key(|e| e.into_raw().into_u32());
     for e in sets {

@@ -189,6 +189,12 @@ pub enum DropReason {
     /// An owned-deep cell never named, freed whole after the read given
     /// (a borrowing parameter, print, interpolation, comparison).
     CellTemp(Reader),
+    /// The last use of a unique cell that is not owned deep: its own
+    /// block is freed, its fields are left alone.
+    CellShallow(LocalId),
+    /// A unique cell nobody names, not owned deep, freed (its block only)
+    /// after the read given.
+    CellTempShallow(Reader),
     /// The cell's block is reused by the constructor given.
     Reused {
         local: LocalId,
@@ -544,6 +550,14 @@ impl Cx<'_> {
                 "temporary read by {}, owned deep: its whole tree",
                 self.reader(reader)
             ),
+            DropReason::CellShallow(l) => format!(
+                "last use of {}, unique: its block only, its fields are shared",
+                self.local(f, l)
+            ),
+            DropReason::CellTempShallow(reader) => format!(
+                "temporary read by {}, unique: its block only, its fields are shared",
+                self.reader(reader)
+            ),
             DropReason::TokenFreed(l) => format!(
                 "{} taken apart by the match; no constructor of its size in this arm",
                 self.local(f, l)
@@ -706,6 +720,10 @@ impl Cx<'_> {
             S::FnResult(g) => format!("{}() does not return an owned-deep value", self.fn_name(g)),
             S::Param => "a parameter (borrowed)".into(),
             S::PartOf => "holds a value bound by a pattern (a binding owns nothing)".into(),
+            S::NamedWhole(at) => format!(
+                "shared: a match arm names the whole value at {}",
+                self.pos(at)
+            ),
             S::UsedTwice(a, b) => {
                 format!("shared: used twice ({} and {})", self.pos(a), self.pos(b))
             }

@@ -209,6 +209,10 @@ pub enum FateKind {
         at: u32,
         then: Box<FateKind>,
     },
+    /// Part of the cell made at `at`, whose block alone is freed.
+    CellPartLeft {
+        at: u32,
+    },
     /// Returned owned deep: the callers decide.
     CellReturned(FnId),
     /// A lambda that captures nothing: one static closure, no block.
@@ -218,6 +222,24 @@ pub enum FateKind {
     FrameClosure(Method),
     /// Not owned deep: the collector's.
     CellShared(Shared),
+    /// Unique but not owned deep: its block alone is freed after `at`
+    /// (last use of `local`).
+    CellFreedShallow {
+        local: LocalId,
+        at: u32,
+    },
+    /// Unique, not owned deep, nobody names it: its block alone is freed
+    /// after its read.
+    CellTempFreedShallow {
+        reader: Reader,
+        at: u32,
+    },
+    /// Not owned deep (`deep`), and its block is not freed alone either
+    /// (`block`): the collector's.
+    CellLeft {
+        deep: Option<Shared>,
+        block: Shared,
+    },
     /// Built in the block of `token` (a reuse), then `then`.
     CellReusing {
         token: LocalId,
@@ -255,6 +277,8 @@ impl FateKind {
                 | FateKind::FreedWhenReplaced { .. }
                 | FateKind::CellFreedDeep { .. }
                 | FateKind::CellTakenApart { .. }
+                | FateKind::CellFreedShallow { .. }
+                | FateKind::CellTempFreedShallow { .. }
         ) || matches!(
             self,
             FateKind::CellPartOf { then, .. }
@@ -442,6 +466,10 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
             cx.fn_name(*f),
             pos(*at)
         ),
+        FateKind::CellPartLeft { at } => format!(
+            "left for the collector: part of the value made at {}, whose block alone is freed",
+            pos(*at)
+        ),
         FateKind::CellPartOf { at, then } => format!(
             "part of the owned-deep value made at {}, which is {}",
             pos(*at),
@@ -452,6 +480,27 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
             cx.fn_name(*g)
         ),
         FateKind::CellShared(why) => format!("left for the collector: {}", cx.shared(*why)),
+        FateKind::CellFreedShallow { local: x, at } => format!(
+            "its block freed after {} (last use of {}, unique; its fields are shared)",
+            pos(*at),
+            local(*x)
+        ),
+        FateKind::CellTempFreedShallow { reader, at } => format!(
+            "its block freed after its read by {} at {} (temporary, unique; its fields are shared)",
+            cx.reader(*reader),
+            pos(*at)
+        ),
+        FateKind::CellLeft { deep, block } => match deep {
+            Some(d) => format!(
+                "left for the collector: {}; its block alone is not freed: {}",
+                cx.shared(*d),
+                cx.shared(*block)
+            ),
+            None => format!(
+                "left for the collector: its block is not freed: {}",
+                cx.shared(*block)
+            ),
+        },
         FateKind::CellReusing { token, then } => format!(
             "built in the block of {} (reused), then {}",
             local(*token),
@@ -650,6 +699,13 @@ impl Reporter<'_> {
         if body[e].ty.is_cell() && !matches!(body[e].kind, ExprKind::Method { .. }) {
             return self.cell_fate(e, 0);
         }
+        if matches!(body[e].kind, ExprKind::Method { method, .. } if crate::shallow::makes_some(method))
+        {
+            return match self.shallow_fate(e, None) {
+                FateKind::CellShared(_) => FateKind::NotFreeable,
+                k => k,
+            };
+        }
         if !body[e].ty.is_freeable() {
             return FateKind::NotFreeable;
         }
@@ -657,6 +713,58 @@ impl Reporter<'_> {
             return FateKind::NeverBuilt;
         }
         self.value_fate(e, 0)
+    }
+
+    /// What happens to a unique cell `e` makes that is not owned deep
+    /// (`deep`: why not; None for a method's `Some`): its block freed
+    /// alone, or why not.
+    fn shallow_fate(&self, e: ExprId, deep: Option<Shared>) -> FateKind {
+        let top = self.top(e);
+        let Some(facts) = self.d.facts.exprs.get(top) else {
+            return FateKind::Unreachable;
+        };
+        if self.plan.shallow_temps.contains(&top) {
+            if let Ctx::Read(reader) = facts.ctx {
+                return FateKind::CellTempFreedShallow {
+                    reader,
+                    at: facts.reader_at,
+                };
+            }
+        }
+        match &facts.ctx {
+            Ctx::Bind(x) => match self.plan.shallow.get(x) {
+                Some(end) => FateKind::CellFreedShallow {
+                    local: *x,
+                    at: end.at,
+                },
+                None => match crate::shallow::local(&self.cells, *x) {
+                    Err(block)
+                        if self.cells.own(*x).is_err()
+                            && block != Shared::NotNew
+                            && Some(block) != deep =>
+                    {
+                        FateKind::CellLeft { deep, block }
+                    }
+                    _ => FateKind::CellShared(deep.unwrap_or(Shared::NotNew)),
+                },
+            },
+            _ => FateKind::CellShared(deep.unwrap_or(Shared::NotNew)),
+        }
+    }
+
+    /// The fate of a part of the owned-deep cell `p` makes: freed with
+    /// it, unless only its block is freed.
+    fn part_of(&self, p: ExprId, depth: u32) -> FateKind {
+        let at = self.d.sm.expr(p).start;
+        match self.cell_fate(p, depth + 1) {
+            FateKind::CellFreedShallow { .. } | FateKind::CellTempFreedShallow { .. } => {
+                FateKind::CellPartLeft { at }
+            }
+            then => FateKind::CellPartOf {
+                at,
+                then: Box::new(then),
+            },
+        }
     }
 
     /// What happens to the cell a constructor `e` makes.
@@ -674,7 +782,7 @@ impl Reporter<'_> {
             return FateKind::Left;
         }
         if let Err(why) = c.owned_deep(e) {
-            return FateKind::CellShared(why);
+            return self.shallow_fate(e, Some(why));
         }
         let top = self.top(e);
         let Some(facts) = self.d.facts.exprs.get(top) else {
@@ -692,15 +800,18 @@ impl Reporter<'_> {
                 Ok(CellEnd::Matched { at, .. }) => FateKind::CellTakenApart { local: *x, at },
                 Ok(CellEnd::Moved { at }) => FateKind::CellMoved { local: *x, at },
                 Ok(CellEnd::Kept { at }) => FateKind::CellVarKept { local: *x, at },
-                Err(why) => FateKind::CellShared(why),
+                Err(why) => match self.plan.shallow.get(x) {
+                    Some(end) => FateKind::CellFreedShallow {
+                        local: *x,
+                        at: end.at,
+                    },
+                    None => FateKind::CellShared(why),
+                },
             },
             Ctx::Escape(
                 Escape::StoredInCtor(_) | Escape::StoredInTuple | Escape::StoredInField { .. },
             ) => match facts.parent {
-                Some(p) if c.owned_deep(p).is_ok() => FateKind::CellPartOf {
-                    at: self.d.sm.expr(p).start,
-                    then: Box::new(self.cell_fate(p, depth + 1)),
-                },
+                Some(p) if c.owned_deep(p).is_ok() => self.part_of(p, depth),
                 _ => FateKind::CellShared(Shared::Escapes(
                     match facts.ctx {
                         Ctx::Escape(w) => w,
@@ -834,10 +945,7 @@ impl Reporter<'_> {
                     return FateKind::FreedWith(x);
                 }
                 if let Some(p) = self.owned_deep_cell_parent(top) {
-                    return FateKind::CellPartOf {
-                        at: d.sm.expr(p).start,
-                        then: Box::new(self.cell_fate(p, depth + 1)),
-                    };
+                    return self.part_of(p, depth);
                 }
                 if let Some(f) = self.deep_owner(top, depth) {
                     return f;

@@ -61,6 +61,10 @@ pub struct Plan {
     pub token_targets: HashMap<ExprId, ir::FnId>,
     /// In a `#token` version: its token parameter.
     pub handed_token: Option<LocalId>,
+    /// Unique locals not owned deep, dropped shallow (their block only).
+    pub shallow: HashMap<LocalId, crate::shallow::ShallowEnd>,
+    /// Temporaries (in `temps`) that are unique cells not owned deep.
+    pub shallow_temps: HashSet<ExprId>,
 }
 
 /// What a destructive match's arm frees at its start: drops of the token
