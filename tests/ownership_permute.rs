@@ -120,10 +120,12 @@ fn stable(cx: &ownership::reason::Cx, r: DropReason) -> String {
     match r {
         DropReason::Temp { reader: x, deep } => format!("Temp({}, deep={deep})", reader(x)),
         DropReason::CellTemp(x) => format!("CellTemp({})", reader(x)),
+        DropReason::CellTempShallow(x) => format!("CellTempShallow({})", reader(x)),
         // No variant below holds an id from outside the function.
         DropReason::LastUse { .. }
         | DropReason::BuilderPiece(_)
         | DropReason::CellLastUse(_)
+        | DropReason::CellShallow(_)
         | DropReason::TokenFreed(_)
         | DropReason::TokenFreedOnPath(_)
         | DropReason::Cleared(_)
