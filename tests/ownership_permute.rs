@@ -126,6 +126,7 @@ fn stable(cx: &ownership::reason::Cx, r: DropReason) -> String {
         | DropReason::BuilderPiece(_)
         | DropReason::CellLastUse(_)
         | DropReason::CellShallow(_)
+        | DropReason::ClosureLastUse(_)
         | DropReason::TokenFreed(_)
         | DropReason::TokenFreedOnPath(_)
         | DropReason::Cleared(_)

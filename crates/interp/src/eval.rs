@@ -451,6 +451,26 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
+    /// Frees a closure's block (a static one has none); what it captured
+    /// is left alone.
+    fn free_closure(&mut self, c: &Closure, at: Site) -> R<()> {
+        if !c.heap {
+            return Ok(());
+        }
+        if self.check {
+            if let Some(d) = c.dropped.get() {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: second drop at {} of a closure, already dropped at {}",
+                    self.pos(at.offset),
+                    self.pos(d.offset)
+                ))));
+            }
+        }
+        c.dropped.set(Some(at));
+        self.counts[Kind::Closure.index()].freed += 1;
+        Ok(())
+    }
+
     /// A list buffer or string block a deep drop frees.
     fn end_block(&mut self, m: &Meta, kind: Kind, at: Site) -> R<()> {
         let what = match kind {
@@ -584,6 +604,9 @@ impl<'p> Interp<'p> {
     pub(crate) fn free(&mut self, v: &Value, deep: bool, at: Site) -> R<()> {
         if v.cell_meta().is_some() {
             return self.free_cell(v, deep, at);
+        }
+        if let Value::Closure(c) = v {
+            return self.free_closure(c, at);
         }
         let whole = match v {
             Value::Str(s) => s.is_whole(),
@@ -775,6 +798,15 @@ impl<'p> Interp<'p> {
             Some(x) => x,
             None => return Err(type_error("closure without a lambda")),
         };
+        if self.check {
+            if let Some(d) = c.dropped.get() {
+                return Err(Box::new(Ctrl::Fatal(format!(
+                    "drop check: call of a closure made at {} after its drop at {}",
+                    self.pos(fr.smap.expr(c.lambda).start),
+                    self.pos(d.offset)
+                ))));
+            }
+        }
         self.calls.push((Active::Lambda(c.fn_id, c.lambda), at));
         if let Some(c) = self.enter(fr.smap.expr(c.lambda).start) {
             return Err(c);

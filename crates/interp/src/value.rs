@@ -466,6 +466,8 @@ pub(crate) struct Closure {
     pub(crate) heap: bool,
     /// The oracle's mark: a second reference to the block was used.
     pub(crate) shared: Cell<bool>,
+    /// Where a drop form freed the block.
+    pub(crate) dropped: Cell<Option<Site>>,
     _charge: Charge,
 }
 
@@ -501,6 +503,7 @@ impl Closure {
             captures,
             heap,
             shared: Cell::new(false),
+            dropped: Cell::new(None),
             _charge: charge,
         }
     }

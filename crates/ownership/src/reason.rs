@@ -195,6 +195,9 @@ pub enum DropReason {
     /// A unique cell nobody names, not owned deep, freed (its block only)
     /// after the read given.
     CellTempShallow(Reader),
+    /// The last use of a local closure that is only called: its block is
+    /// freed, what it captured is left alone.
+    ClosureLastUse(LocalId),
     /// The cell's block is reused by the constructor given.
     Reused {
         local: LocalId,
@@ -557,6 +560,10 @@ impl Cx<'_> {
             DropReason::CellTempShallow(reader) => format!(
                 "temporary read by {}, unique: its block only, its fields are shared",
                 self.reader(reader)
+            ),
+            DropReason::ClosureLastUse(l) => format!(
+                "last use of {}, a closure only called: its block only, not what it captured",
+                self.local(f, l)
             ),
             DropReason::TokenFreed(l) => format!(
                 "{} taken apart by the match; no constructor of its size in this arm",

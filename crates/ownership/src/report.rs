@@ -222,6 +222,14 @@ pub enum FateKind {
     FrameClosure(Method),
     /// Not owned deep: the collector's.
     CellShared(Shared),
+    /// A closure only called: its block is freed after `at` (the last use
+    /// of `local`).
+    ClosureFreed {
+        local: LocalId,
+        at: u32,
+    },
+    /// A closure whose block is not freed, for the reason given.
+    ClosureLeft(Shared),
     /// Unique but not owned deep: its block alone is freed after `at`
     /// (last use of `local`).
     CellFreedShallow {
@@ -279,6 +287,7 @@ impl FateKind {
                 | FateKind::CellTakenApart { .. }
                 | FateKind::CellFreedShallow { .. }
                 | FateKind::CellTempFreedShallow { .. }
+                | FateKind::ClosureFreed { .. }
         ) || matches!(
             self,
             FateKind::CellPartOf { then, .. }
@@ -490,6 +499,12 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
             cx.reader(*reader),
             pos(*at)
         ),
+        FateKind::ClosureFreed { local: x, at } => format!(
+            "freed after {} (last use of {}, only called; what it captured is left alone)",
+            pos(*at),
+            local(*x)
+        ),
+        FateKind::ClosureLeft(why) => format!("left for the collector: {}", cx.shared(*why)),
         FateKind::CellLeft { deep, block } => match deep {
             Some(d) => format!(
                 "left for the collector: {}; its block alone is not freed: {}",
@@ -696,6 +711,9 @@ impl Reporter<'_> {
 
     fn fate(&self, e: ExprId) -> FateKind {
         let body = self.d.body;
+        if matches!(body[e].kind, ExprKind::Lambda { .. }) {
+            return self.closure_fate(e);
+        }
         if body[e].ty.is_cell() && !matches!(body[e].kind, ExprKind::Method { .. }) {
             return self.cell_fate(e, 0);
         }
@@ -713,6 +731,25 @@ impl Reporter<'_> {
             return FateKind::NeverBuilt;
         }
         self.value_fate(e, 0)
+    }
+
+    /// What happens to the closure a lambda `e` makes (in the heap): freed
+    /// after the last call of the local that holds it, or why not.
+    fn closure_fate(&self, e: ExprId) -> FateKind {
+        let top = self.top(e);
+        match self.d.facts.exprs.get(top).map(|f| &f.ctx) {
+            Some(Ctx::Bind(x)) => match self.plan.shallow.get(x) {
+                Some(end) => FateKind::ClosureFreed {
+                    local: *x,
+                    at: end.at,
+                },
+                None => match crate::shallow::closure(&self.cells, *x) {
+                    Err(why) if why != Shared::NotNew => FateKind::ClosureLeft(why),
+                    _ => FateKind::NotFreeable,
+                },
+            },
+            _ => FateKind::NotFreeable,
+        }
     }
 
     /// What happens to a unique cell `e` makes that is not owned deep

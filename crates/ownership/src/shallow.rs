@@ -21,6 +21,11 @@
 //!   its block holding its last use.
 //! - A unique value nobody names, not owned deep, read by such a use, is
 //!   freed shallow right after the read (a temporary).
+//! - A `let` local closure that captures something and is only called,
+//!   or handed to a method (which calls it during the call and keeps
+//!   nothing), none of its uses in another closure, is dropped after the
+//!   statement of its block holding its last use: its block only, what it
+//!   captured is left alone.
 //! - Owned-deep values are the deep rules' (`cells.rs`); `var`s, values
 //!   stored, returned, captured or given to a parameter that keeps them
 //!   are the collector's.
@@ -250,6 +255,21 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
     }
     let mut locals: Vec<LocalId> = c.d.facts.locals.keys().copied().collect();
     locals.sort_by_key(|l| l.into_raw().into_u32());
+    for &x in &locals {
+        let Some(decl) = c.d.facts.local(x).and_then(|l| l.decl.clone()) else {
+            continue;
+        };
+        if let Ok(end) = closure(c, x) {
+            why.push(R::ClosureLastUse(x));
+            plan.drops.entry(decl.block).or_default().push((
+                end.index,
+                x,
+                false,
+                (why.len() - 1) as u32,
+            ));
+            plan.shallow.insert(x, end);
+        }
+    }
     for x in locals {
         let ty = &body.locals[x].ty;
         if !is_cell(ty) || crate::cells::never_block(c.items, ty) || c.own(x).is_ok() {
@@ -269,4 +289,47 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
             plan.shallow.insert(x, end);
         }
     }
+}
+
+/// How a local closure `x` ends when it is only called (or handed to a
+/// method, which calls it during the call and keeps nothing): its block
+/// is freed after its last use; the values it captured are left alone.
+/// Or why not.
+pub fn closure(c: &Cells, x: LocalId) -> Result<ShallowEnd, Shared> {
+    let body = c.d.body;
+    if !matches!(body.locals[x].ty, Ty::Fn(..)) {
+        return Err(Shared::NotNew);
+    }
+    let l = c.d.facts.local(x).ok_or(Shared::NotNew)?;
+    let decl = l.decl.as_ref().ok_or(Shared::NotNew)?;
+    if decl.var || !l.assigns.is_empty() || l.for_assigned.is_some() {
+        return Err(Shared::Var);
+    }
+    match &body[decl.init].kind {
+        ExprKind::Lambda { captures, .. } if !captures.is_empty() => {}
+        _ => return Err(Shared::NotNew),
+    }
+    let mut end = ShallowEnd {
+        index: decl.index,
+        at: c.d.sm.stmt(decl.stmt).start,
+    };
+    for u in &l.uses {
+        if u.foreign {
+            return Err(Shared::InClosure(u.at));
+        }
+        if u.moved_out {
+            return Err(Shared::HandedOn(u.at));
+        }
+        match &u.ctx {
+            Ctx::Read(Reader::CallOfValue | Reader::Method(_)) => {}
+            Ctx::Escape(w) => return Err(Shared::Escapes(*w, u.at)),
+            Ctx::Out => return Err(Shared::HandedOn(u.at)),
+            _ => return Err(Shared::PartEscapes(u.at)),
+        }
+        let i = u.index.ok_or(Shared::PartEscapes(u.at))?;
+        if i >= end.index {
+            end = ShallowEnd { index: i, at: u.at };
+        }
+    }
+    Ok(end)
 }

@@ -107,6 +107,13 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                         let kind = self.iconst(rt::BlockKind::Cell as i64);
                         self.rt(F::sspur_free_cell, &[v[0], kind, site]);
                     }
+                } else if self.sh.drops && matches!(ty, Ty::Fn(..)) {
+                    // A closure only called: its block (a static one is
+                    // outside the heap, which the free ignores).
+                    let v = self.use_local(d.local);
+                    let site = self.drop_site(s, d.local);
+                    let kind = self.iconst(rt::BlockKind::Closure as i64);
+                    self.rt(F::sspur_free_cell, &[v[0], kind, site]);
                 }
             }
             StmtKind::Clear { local, pat, .. } => {
