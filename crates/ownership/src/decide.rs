@@ -835,7 +835,10 @@ pub fn summarize(items: &ItemTree, f: ir::FnId, d: &Decider) -> Summary {
             _ => true,
         });
     let c = crate::cells::summarize(items, f, d);
+    let why_not_unique = crate::shallow::result_not_unique(items, f, d);
     Summary {
+        unique_result: why_not_unique.is_none(),
+        why_not_unique,
         fresh_result: why_not_fresh.is_none(),
         deep_result,
         why_not_fresh,

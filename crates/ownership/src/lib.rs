@@ -110,6 +110,10 @@ pub struct Summary {
     /// The owning version's result is owned deep.
     pub owning_result: bool,
     pub why_not_owning_result: Option<cells::Shared>,
+    /// Every value the function returns is a cell block nobody else
+    /// refers to (its fields may be shared): a caller may free the block.
+    pub unique_result: bool,
+    pub why_not_unique: Option<cells::Shared>,
 }
 
 impl Summary {
@@ -128,6 +132,8 @@ impl Summary {
             why_not_owning: vec![None; n],
             owning_result: true,
             why_not_owning_result: None,
+            unique_result: true,
+            why_not_unique: None,
         }
     }
     /// Whether the owning version owns parameter `i`.
@@ -141,7 +147,7 @@ impl Summary {
     }
     /// The facts the fixpoint compares (reasons may differ by visit order).
     #[allow(clippy::type_complexity)]
-    fn key(&self) -> (bool, bool, &[bool], bool, &[bool], &[bool], bool) {
+    fn key(&self) -> (bool, bool, &[bool], bool, &[bool], &[bool], bool, bool) {
         (
             self.fresh_result,
             self.deep_result,
@@ -150,6 +156,7 @@ impl Summary {
             &self.cell_borrowed,
             &self.owning,
             self.owning_result,
+            self.unique_result,
         )
     }
 }
@@ -840,6 +847,7 @@ fn solve(program: &Program) -> Vec<Summary> {
                     *b &= *o;
                 }
                 s.owning_result &= old.owning_result;
+                s.unique_result &= old.unique_result;
                 if s.key() != old.key() {
                     changed = true;
                     summaries[i] = s;

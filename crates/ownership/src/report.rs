@@ -230,6 +230,9 @@ pub enum FateKind {
     },
     /// A closure whose block is not freed, for the reason given.
     ClosureLeft(Shared),
+    /// Returned by `f`, whose every result is unique: its callers may free
+    /// the block.
+    CellReturnedUnique(FnId),
     /// Unique but not owned deep: its block alone is freed after `at`
     /// (last use of `local`).
     CellFreedShallow {
@@ -503,6 +506,10 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
             "freed after {} (last use of {}, only called; what it captured is left alone)",
             pos(*at),
             local(*x)
+        ),
+        FateKind::CellReturnedUnique(g) => format!(
+            "returned unique by {}(): its callers may free its block",
+            cx.fn_name(*g)
         ),
         FateKind::ClosureLeft(why) => format!("left for the collector: {}", cx.shared(*why)),
         FateKind::CellLeft { deep, block } => match deep {
@@ -785,6 +792,9 @@ impl Reporter<'_> {
                     _ => FateKind::CellShared(deep.unwrap_or(Shared::NotNew)),
                 },
             },
+            Ctx::Out if self.summaries[self.f.into_raw().into_u32() as usize].unique_result => {
+                FateKind::CellReturnedUnique(self.f)
+            }
             _ => FateKind::CellShared(deep.unwrap_or(Shared::NotNew)),
         }
     }

@@ -59,6 +59,13 @@ pub fn unique(c: &Cells, e: ExprId) -> Result<(), Shared> {
     match &body[e].kind {
         ExprKind::Ctor { .. } | ExprKind::Tuple(_) | ExprKind::Record { .. } => Ok(()),
         ExprKind::Method { method, .. } if makes_some(*method) => Ok(()),
+        ExprKind::Call {
+            callee: Callee::Fn(g),
+            ..
+        } => match c.fn_summary(*g) {
+            Some(s) if s.unique_result => Ok(()),
+            _ => Err(Shared::FnResult(*g)),
+        },
         ExprKind::If {
             then,
             else_: Some(x),
@@ -84,7 +91,10 @@ fn allocates(c: &Cells, e: ExprId) -> bool {
     let body = c.d.body;
     match &body[e].kind {
         ExprKind::Ctor { args, .. } => !args.is_empty(),
-        ExprKind::Tuple(_) | ExprKind::Record { .. } | ExprKind::Method { .. } => true,
+        ExprKind::Tuple(_)
+        | ExprKind::Record { .. }
+        | ExprKind::Method { .. }
+        | ExprKind::Call { .. } => true,
         ExprKind::If {
             then,
             else_: Some(x),
@@ -163,19 +173,37 @@ fn keeps_nothing(c: &Cells, e: ExprId, ctx: &Ctx) -> Result<(), Shared> {
 /// How `let` local `x` (not owned deep) ends when its value is unique and
 /// no use keeps its block, or why not.
 pub fn local(c: &Cells, x: LocalId) -> Result<ShallowEnd, Shared> {
-    let body = c.d.body;
-    if !is_cell(&body.locals[x].ty) {
+    if !is_cell(&c.d.body.locals[x].ty) {
         return Err(Shared::NotNew);
     }
+    let decl = let_decl(c, x)?;
+    unique(c, decl.init)?;
+    if !allocates(c, decl.init) || lookup_of_upsert(c, decl.init) {
+        return Err(Shared::NotNew);
+    }
+    last_use(c, x, |u| keeps_nothing(c, u.expr, &u.ctx))
+}
+
+/// The declaration of `x`, a `let` (not a `var`, never assigned).
+fn let_decl<'c>(c: &'c Cells, x: LocalId) -> Result<&'c crate::walk::Decl, Shared> {
     let l = c.d.facts.local(x).ok_or(Shared::NotNew)?;
     let decl = l.decl.as_ref().ok_or(Shared::NotNew)?;
     if decl.var || !l.assigns.is_empty() || l.for_assigned.is_some() {
         return Err(Shared::Var);
     }
-    unique(c, decl.init)?;
-    if !allocates(c, decl.init) || lookup_of_upsert(c, decl.init) {
-        return Err(Shared::NotNew);
-    }
+    Ok(decl)
+}
+
+/// Where `let` local `x`'s block ends: after the statement of its block
+/// holding its last use, when every use passes `keeps` (none in another
+/// closure, none handed out of the block or outside its frame).
+fn last_use(
+    c: &Cells,
+    x: LocalId,
+    keeps: impl Fn(&crate::walk::Use) -> Result<(), Shared>,
+) -> Result<ShallowEnd, Shared> {
+    let l = c.d.facts.local(x).ok_or(Shared::NotNew)?;
+    let decl = l.decl.as_ref().ok_or(Shared::NotNew)?;
     let mut end = ShallowEnd {
         index: decl.index,
         at: c.d.sm.stmt(decl.stmt).start,
@@ -187,13 +215,34 @@ pub fn local(c: &Cells, x: LocalId) -> Result<ShallowEnd, Shared> {
         if u.moved_out {
             return Err(Shared::HandedOn(u.at));
         }
-        keeps_nothing(c, u.expr, &u.ctx)?;
+        keeps(u)?;
         let i = u.index.ok_or(Shared::PartEscapes(u.at))?;
         if i >= end.index {
             end = ShallowEnd { index: i, at: u.at };
         }
     }
     Ok(end)
+}
+
+/// Why one of the values function `f` returns is not unique (None: every
+/// one is, so its callers may free the block).
+pub fn result_not_unique(
+    items: &ir::ItemTree,
+    f: ir::FnId,
+    d: &crate::decide::Decider,
+) -> Option<Shared> {
+    if !is_cell(&items.fns[f].ret) {
+        return Some(Shared::NotNew);
+    }
+    let c = Cells::new(d, items);
+    let body = d.body;
+    let mut values: Vec<ExprId> = body.root.into_iter().collect();
+    for &r in &d.facts.returns {
+        if let ExprKind::Return(Some(v)) = &body[r].kind {
+            values.push(*v);
+        }
+    }
+    values.into_iter().find_map(|v| unique(&c, v).err())
 }
 
 /// Whether `e` is the lookup of an upsert (its probe is kept for the
@@ -300,36 +349,15 @@ pub fn closure(c: &Cells, x: LocalId) -> Result<ShallowEnd, Shared> {
     if !matches!(body.locals[x].ty, Ty::Fn(..)) {
         return Err(Shared::NotNew);
     }
-    let l = c.d.facts.local(x).ok_or(Shared::NotNew)?;
-    let decl = l.decl.as_ref().ok_or(Shared::NotNew)?;
-    if decl.var || !l.assigns.is_empty() || l.for_assigned.is_some() {
-        return Err(Shared::Var);
-    }
+    let decl = let_decl(c, x)?;
     match &body[decl.init].kind {
         ExprKind::Lambda { captures, .. } if !captures.is_empty() => {}
         _ => return Err(Shared::NotNew),
     }
-    let mut end = ShallowEnd {
-        index: decl.index,
-        at: c.d.sm.stmt(decl.stmt).start,
-    };
-    for u in &l.uses {
-        if u.foreign {
-            return Err(Shared::InClosure(u.at));
-        }
-        if u.moved_out {
-            return Err(Shared::HandedOn(u.at));
-        }
-        match &u.ctx {
-            Ctx::Read(Reader::CallOfValue | Reader::Method(_)) => {}
-            Ctx::Escape(w) => return Err(Shared::Escapes(*w, u.at)),
-            Ctx::Out => return Err(Shared::HandedOn(u.at)),
-            _ => return Err(Shared::PartEscapes(u.at)),
-        }
-        let i = u.index.ok_or(Shared::PartEscapes(u.at))?;
-        if i >= end.index {
-            end = ShallowEnd { index: i, at: u.at };
-        }
-    }
-    Ok(end)
+    last_use(c, x, |u| match &u.ctx {
+        Ctx::Read(Reader::CallOfValue | Reader::Method(_)) => Ok(()),
+        Ctx::Escape(w) => Err(Shared::Escapes(*w, u.at)),
+        Ctx::Out => Err(Shared::HandedOn(u.at)),
+        _ => Err(Shared::PartEscapes(u.at)),
+    })
 }
