@@ -142,6 +142,9 @@ pub enum CellEnd {
     Moved { at: u32 },
     /// Taken apart by the match given.
     Matched { m: ExprId, at: u32 },
+    /// Shared by the use at `at` (stored where nothing frees it) on some
+    /// paths, and dropped deep on the paths that reach no such use.
+    SharedOnPath { at: u32 },
     /// A var whose updates each consume the value before it (`t :=
     /// ins(t, k)`), and whose last value is shared by the use at `at`
     /// after every update: left for the collector.
@@ -158,6 +161,21 @@ pub struct Takers {
     pub frees: Vec<ExprId>,
     /// The token's size class.
     pub class: usize,
+}
+
+/// Where a local handed on or shared on some paths only is dropped deep
+/// on the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathDrop {
+    /// At the start of this branch (of an `if` or `match`), which uses
+    /// nothing of it.
+    Start(ExprId),
+    /// In an `else` added to this `if`, which has none.
+    Else(ExprId),
+    /// After statement `index` of this branch's block (its last use there).
+    After(ExprId, usize),
+    /// Once this branch (not a block) has made its value.
+    End(ExprId),
 }
 
 /// One arm of a destructive match.
@@ -283,6 +301,9 @@ pub struct Cells<'a, 'd> {
     owned_params: HashSet<LocalId>,
     /// The consuming uses of each owned local that has some.
     consumed_at: RefCell<HashMap<LocalId, Vec<ExprId>>>,
+    /// Where each local handed on or shared on some paths only is dropped
+    /// on the others.
+    path_drops: RefCell<HashMap<LocalId, Vec<PathDrop>>>,
     /// Which versions take a reuse token of which size classes (none
     /// while the table is being made).
     tokens: Option<&'a TokenTable>,
@@ -391,6 +412,7 @@ impl<'a, 'd> Cells<'a, 'd> {
             own_memo: RefCell::default(),
             owned_params,
             consumed_at: RefCell::default(),
+            path_drops: RefCell::default(),
             tokens: None,
         }
     }
@@ -625,6 +647,9 @@ impl<'a, 'd> Cells<'a, 'd> {
         // The first use sharing the last value, and the borrows (each use
         // with what was borrowed from it), checked against the updates.
         let mut kept: Option<(u32, Shared)> = None;
+        // Uses that share the value (a `let` or owned parameter's), each
+        // on its own path: it is dropped on the paths reaching none.
+        let mut shares: Vec<(&Use, Shared)> = Vec::new();
         let mut lends: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
         for u in &l.uses {
             if u.foreign {
@@ -667,6 +692,10 @@ impl<'a, 'd> Cells<'a, 'd> {
                     if !self.consuming(u) {
                         if after_updates(u) {
                             kept.get_or_insert((u.at, why));
+                            continue;
+                        }
+                        if !var && !u.in_loop && index_of(u).is_some() {
+                            shares.push((u, why));
                             continue;
                         }
                         return Err(why);
@@ -734,11 +763,148 @@ impl<'a, 'd> Cells<'a, 'd> {
                 Ok(CellEnd::Kept { at })
             };
         }
+        if let Some(&(first, why)) = shares.first() {
+            // Shared on some paths, handed on on others (each on its own
+            // path, after every borrow), dropped where none is reached.
+            let takers: Vec<&Use> = consumes
+                .iter()
+                .copied()
+                .chain(shares.iter().map(|s| s.0))
+                .collect();
+            if self.consumed(x, &takers, &ends).is_err() {
+                return Err(why);
+            }
+            let handed: Vec<ExprId> = consumes.iter().map(|c| c.expr).collect();
+            self.consumed_at.borrow_mut().insert(x, handed);
+            let drops = self.path_drops(block, &takers, &ends);
+            if drops.is_empty() {
+                return Err(why);
+            }
+            self.path_drops.borrow_mut().insert(x, drops);
+            return Ok(CellEnd::SharedOnPath { at: first.at });
+        }
         if !consumes.is_empty() {
-            return self.consumed(x, &consumes, &ends);
+            let end = self.consumed(x, &consumes, &ends)?;
+            if !var && matches!(end, CellEnd::Moved { .. }) {
+                let drops = self.path_drops(block, &consumes, &ends);
+                if !drops.is_empty() {
+                    self.path_drops.borrow_mut().insert(x, drops);
+                }
+            }
+            return Ok(end);
         }
         let (index, at) = last.unwrap_or(start);
         Ok(CellEnd::DropDeep { index, at })
+    }
+
+    /// Whether local `x` is dropped on the paths that do not hand it on.
+    pub fn has_path_drops(&self, x: LocalId) -> bool {
+        self.path_drops.borrow().contains_key(&x)
+    }
+
+    /// Where a local whose uses `takers` (handing it on or sharing it)
+    /// are each on its own path is dropped deep on the paths that reach
+    /// none of them: at the start of each branch (of the `if`s and
+    /// `match`es between its block and the takers) holding no taker and
+    /// nothing lent (`ends`), in an `else` added to an `if` with none, or
+    /// after the last statement of such a branch's block that uses it (or
+    /// once such a branch that is no block has made its value). A
+    /// path that leaves otherwise (`return`, `break`, `&&`) keeps it for
+    /// the collector.
+    fn path_drops(
+        &self,
+        block: Option<ExprId>,
+        takers: &[&Use],
+        ends: &[(ExprId, u32)],
+    ) -> Vec<PathDrop> {
+        let mut out = Vec::new();
+        let Some(&first) = takers.first() else {
+            return out;
+        };
+        // The statement of the local's block that holds the takers.
+        let mut root = first.expr;
+        for _ in 0..4096 {
+            if self.tops.get(&root).is_some_and(|t| Some(t.0) == block) {
+                break;
+            }
+            match self.parent(root) {
+                Some(p) => root = p,
+                None => return out,
+            }
+        }
+        if !takers.iter().all(|t| self.d.is_within(t.expr, root)) {
+            return out;
+        }
+        let taker_in = |e: ExprId| takers.iter().any(|t| self.d.is_within(t.expr, e));
+        let used_in = |e: ExprId| ends.iter().any(|(x, _)| self.d.is_within(*x, e));
+        let body = self.d.body;
+        let mut todo = vec![root];
+        let mut branches: Vec<ExprId> = Vec::new();
+        let mut guard = 0;
+        while let Some(e) = todo.pop() {
+            guard += 1;
+            if guard > 4096 || takers.iter().any(|t| t.expr == e) {
+                continue;
+            }
+            match &body[e].kind {
+                ExprKind::If { cond, then, else_ } => {
+                    if taker_in(*cond) {
+                        todo.push(*cond);
+                        continue;
+                    }
+                    branches.push(*then);
+                    match else_ {
+                        Some(x) => branches.push(*x),
+                        None => out.push(PathDrop::Else(e)),
+                    }
+                }
+                ExprKind::Match { scrutinee, arms } => {
+                    if taker_in(*scrutinee) {
+                        todo.push(*scrutinee);
+                        continue;
+                    }
+                    branches.extend(arms.iter().map(|a| a.body));
+                }
+                ExprKind::Lambda { .. } => {}
+                ExprKind::Block { stmts, tail } => {
+                    let mut kids: Vec<ExprId> = stmts
+                        .iter()
+                        .flat_map(|s| ir::visit::stmt_children(&body[*s].kind))
+                        .collect();
+                    kids.extend(tail.iter().copied());
+                    // A taker in a loop statement is never on one path.
+                    if let Some(&k) = kids.iter().find(|k| taker_in(**k)) {
+                        if !self.loop_between(k, e) {
+                            todo.push(k);
+                        }
+                    }
+                }
+                k => {
+                    if let Some(c) = ir::visit::children(k).into_iter().find(|c| taker_in(*c)) {
+                        todo.push(c);
+                    }
+                }
+            }
+            for b in branches.drain(..) {
+                if taker_in(b) {
+                    todo.push(b);
+                } else if !used_in(b) {
+                    out.push(PathDrop::Start(b));
+                } else if matches!(body[b].kind, ExprKind::Block { .. }) {
+                    let last = ends
+                        .iter()
+                        .filter(|(x, _)| self.d.is_within(*x, b))
+                        .map(|(x, _)| self.index_in(b, *x))
+                        .try_fold(0usize, |m, i| i.map(|i| m.max(i)));
+                    if let Some(i) = last {
+                        out.push(PathDrop::After(b, i));
+                    }
+                } else {
+                    out.push(PathDrop::End(b));
+                }
+            }
+        }
+        out
     }
 
     /// Whether `e`, which uses what a borrow of a var at `u` lent, is done
@@ -1902,7 +2068,18 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
         if decl.is_none() && !c.binders.contains_key(&x) && !param {
             continue;
         }
-        match c.own(x) {
+        let own = c.own(x);
+        let path_drops = c.path_drops.borrow().get(&x).cloned().unwrap_or_default();
+        for d in path_drops {
+            let r = reason(why, R::CellOtherPath(x));
+            match d {
+                PathDrop::Start(b) => plan.branch_drops.entry(b).or_default().push((x, r)),
+                PathDrop::Else(i) => plan.else_drops.entry(i).or_default().push((x, r)),
+                PathDrop::After(b, i) => plan.drops.entry(b).or_default().push((i, x, true, r)),
+                PathDrop::End(b) => plan.branch_ends.entry(b).or_default().push((x, r)),
+            }
+        }
+        match own {
             Ok(CellEnd::DropDeep { index, .. }) => match (&decl, c.binders.get(&x)) {
                 (Some(decl), _) => {
                     let r = reason(why, R::CellLastUse(x));

@@ -173,6 +173,9 @@ pub enum DropReason {
     BuilderPiece(LocalId),
     /// The last use of an owned-deep cell: its whole tree is freed.
     CellLastUse(LocalId),
+    /// An owned-deep cell handed on or shared on other paths, none of
+    /// which this one reaches: its whole tree is freed here.
+    CellOtherPath(LocalId),
     /// A destructive match took the cell apart and no constructor of its
     /// size class in the arm takes its block.
     TokenFreed(LocalId),
@@ -549,6 +552,10 @@ impl Cx<'_> {
                     self.local(f, l)
                 )
             }
+            DropReason::CellOtherPath(l) => format!(
+                "{} is handed on or shared on other paths only, owned deep: its whole tree",
+                self.local(f, l)
+            ),
             DropReason::CellTemp(reader) => format!(
                 "temporary read by {}, owned deep: its whole tree",
                 self.reader(reader)

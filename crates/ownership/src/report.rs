@@ -193,8 +193,16 @@ pub enum FateKind {
         local: LocalId,
         at: u32,
     },
-    /// Owned deep by `local`, which hands it on at `at`.
+    /// Owned deep by `local`, which hands it on at `at` (and, with
+    /// `others`, is freed deep on the paths that do not).
     CellMoved {
+        local: LocalId,
+        at: u32,
+        others: bool,
+    },
+    /// Owned deep by `local`, which shares it at `at` on some paths and
+    /// is freed deep on the others.
+    CellSharedOnPath {
         local: LocalId,
         at: u32,
     },
@@ -466,13 +474,27 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
             local(*x),
             pos(*at)
         ),
-        FateKind::CellMoved { local: x, at } => {
+        FateKind::CellMoved {
+            local: x,
+            at,
+            others,
+        } => {
             format!(
-                "owned deep by {}, which hands it on at {}",
+                "owned deep by {}, which hands it on at {}{}",
                 local(*x),
-                pos(*at)
+                pos(*at),
+                if *others {
+                    " (freed deep on the paths that do not)"
+                } else {
+                    ""
+                }
             )
         }
+        FateKind::CellSharedOnPath { local: x, at } => format!(
+            "owned deep by {}: shared at {} (left for the collector), freed deep on the paths that do not reach it",
+            local(*x),
+            pos(*at)
+        ),
         FateKind::CellToOwning { f, at } => format!(
             "handed to {}#owning at {}, which owns it",
             cx.fn_name(*f),
@@ -845,7 +867,12 @@ impl Reporter<'_> {
             Ctx::Bind(x) | Ctx::Assign(x) => match c.own(*x) {
                 Ok(CellEnd::DropDeep { at, .. }) => FateKind::CellFreedDeep { local: *x, at },
                 Ok(CellEnd::Matched { at, .. }) => FateKind::CellTakenApart { local: *x, at },
-                Ok(CellEnd::Moved { at }) => FateKind::CellMoved { local: *x, at },
+                Ok(CellEnd::Moved { at }) => FateKind::CellMoved {
+                    local: *x,
+                    at,
+                    others: c.has_path_drops(*x),
+                },
+                Ok(CellEnd::SharedOnPath { at }) => FateKind::CellSharedOnPath { local: *x, at },
                 Ok(CellEnd::Kept { at }) => FateKind::CellVarKept { local: *x, at },
                 Err(why) => match self.plan.shallow.get(x) {
                     Some(end) => FateKind::CellFreedShallow {

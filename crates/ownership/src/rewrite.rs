@@ -38,6 +38,16 @@ pub struct Plan {
     /// whose start reuse tokens are freed: the paths through them build
     /// none of the tokens' constructors.
     pub branch_frees: HashMap<ExprId, Vec<(LocalId, u32)>>,
+    /// Branches at whose start owned-deep locals are dropped deep: the
+    /// paths through them neither hand the local on nor share it, others
+    /// do: (local, reason).
+    pub branch_drops: HashMap<ExprId, Vec<(LocalId, u32)>>,
+    /// Branches (not blocks) after whose value owned-deep locals are
+    /// dropped deep, as `branch_drops` (the branch only borrows them).
+    pub branch_ends: HashMap<ExprId, Vec<(LocalId, u32)>>,
+    /// `if`s without `else` given one that drops these locals deep (the
+    /// `then` branch hands them on or shares them): (local, reason).
+    pub else_drops: HashMap<ExprId, Vec<(LocalId, u32)>>,
     /// Branches at whose start reused tokens' fields are cleared (the
     /// paths of an arm that take the value apart when others hand it on
     /// whole), before any frees there: (token, its pattern, reason).
@@ -173,11 +183,38 @@ impl Rw<'_> {
         self.drop_stmt(t, deep, reason, span)
     }
 
+    /// Deep drops of the locals given, with their reasons.
+    fn deep_drops(&mut self, locals: &[(LocalId, u32)], span: Span) -> Vec<StmtId> {
+        locals
+            .iter()
+            .map(|&(l, reason)| self.drop_stmt(l, true, reason, span))
+            .collect()
+    }
+
     fn expr(&mut self, e: ExprId) -> ExprId {
-        let r = self.expr_here(e);
+        let mut r = self.expr_here(e);
+        if let Some(ends) = self.plan.branch_ends.get(&e) {
+            let drops = self.deep_drops(ends, self.span(e));
+            if self.body[e].ty != Ty::Never {
+                r = self.wrap(r, Vec::new(), drops);
+            }
+        }
+        if let Some(drops) = self.plan.else_drops.get(&e) {
+            let span = self.span(e);
+            let stmts = self.deep_drops(drops, span);
+            let block = self.new_expr(ExprKind::Block { stmts, tail: None }, Ty::Unit, span);
+            if let ExprKind::If {
+                else_: else_ @ None,
+                ..
+            } = &mut self.body.exprs[e].kind
+            {
+                *else_ = Some(block);
+            }
+        }
         let clears = self.plan.branch_clears.get(&e);
         let frees = self.plan.branch_frees.get(&e);
-        if clears.is_none() && frees.is_none() {
+        let drops = self.plan.branch_drops.get(&e);
+        if clears.is_none() && frees.is_none() && drops.is_none() {
             return r;
         }
         let span = self.span(e);
@@ -187,6 +224,9 @@ impl Rw<'_> {
         }
         for &(l, reason) in frees.into_iter().flatten() {
             stmts.push(self.drop_stmt(l, false, reason, span));
+        }
+        if let Some(drops) = drops {
+            stmts.extend(self.deep_drops(drops, span));
         }
         if let ExprKind::Block { stmts: inner, .. } = &mut self.body.exprs[r].kind {
             stmts.append(inner);
