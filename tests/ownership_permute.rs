@@ -127,6 +127,7 @@ fn stable(cx: &ownership::reason::Cx, r: DropReason) -> String {
         | DropReason::CellLastUse(_)
         | DropReason::CellShallow(_)
         | DropReason::ClosureLastUse(_)
+        | DropReason::CellOtherPath(_)
         | DropReason::TokenFreed(_)
         | DropReason::TokenFreedOnPath(_)
         | DropReason::Cleared(_)
