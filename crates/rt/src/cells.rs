@@ -33,7 +33,7 @@
 //! next collection as a reachable freed block.
 
 use crate::config::MemMode;
-use crate::heap::{class_of, index_in_class, Heap, Page, CLASS_SIZES, POINTER};
+use crate::heap::{class_of, index_in_class, CellPage, FreeCache, Heap, Page, CLASS_SIZES, POINTER};
 use crate::helpers::types;
 use crate::state::{rt, Rt};
 
@@ -119,12 +119,20 @@ impl CellState {
 /// Frees the heap block at `ptr` (a whole value, not a view) as one of
 /// kind `kind`, counting it as freed at last use. Pointers outside the
 /// heap (static literals, nullary constructors, `None`) are ignored.
+#[inline(always)]
 pub(crate) fn free_kind(rt: &mut Rt, ptr: usize, kind: BlockKind, site: u32) {
     if rt.mode == MemMode::Default && !rt.counting {
         // Nothing to check or count: a compiled drop frees a block it owns.
         rt.heap.free_owned(ptr);
         return;
     }
+    free_kind_special(rt, ptr, kind, site);
+}
+
+/// [`free_kind`] in the modes that check, count or keep every block: out
+/// of line, so the plain free saves no registers for it.
+#[inline(never)]
+fn free_kind_special(rt: &mut Rt, ptr: usize, kind: BlockKind, site: u32) {
     if rt.mode == MemMode::Gc {
         return;
     }
@@ -226,7 +234,7 @@ unsafe fn children_of(plans: &Plans, shape: Shape, a: u64) -> &[Child] {
 
 /// The deep free of the plain default mode: each block's fields are read,
 /// then the block goes straight onto its size class's free list
-/// (`Heap::free_owned`), with no checks or counting to do.
+/// (`Heap::free_owned_cached`), with no checks or counting to do.
 ///
 /// # Safety
 /// As [`sspur_free_deep`]'s.
@@ -237,6 +245,7 @@ unsafe fn free_deep_fast(
     trees: &mut Vec<u64>,
     root: (u64, u64, u32),
 ) {
+    let mut cache = FreeCache::EMPTY;
     work.push(root);
     while let Some((a, b, t)) = work.pop() {
         let Some(&shape) = plans.shapes.get(t as usize) else {
@@ -271,13 +280,22 @@ unsafe fn free_deep_fast(
                 continue;
             }
         }
-        heap.free_owned(a as usize);
+        heap.free_owned_cached(a as usize, &mut cache);
     }
 }
 
+/// Pending blocks a tree's deep free keeps on the native stack before it
+/// spills to the runtime's work list: a balanced tree of any size needs
+/// one per level.
+const TREE_LOCAL: usize = 64;
+
 /// Frees the tree value `root` of a [`Shape::Tree`] type `first..first +
-/// count` in the plain default mode: a work list of bare pointers, each
-/// block's fields read (leaves skipped), then the block freed.
+/// count` in the plain default mode. Each block's fields are read (leaves
+/// skipped), the walk goes on with its first pending child at once and
+/// keeps the others on a small array on the native stack (spilling to
+/// `stack`, so any shape frees in constant native stack), then the block
+/// goes onto its free list through a page cache: the blocks of a tree
+/// mostly share pages, so most frees find their page without the page map.
 ///
 /// # Safety
 /// As [`sspur_free_deep`]'s, for `root`.
@@ -290,22 +308,45 @@ unsafe fn free_tree(
     first: u32,
     count: u32,
 ) {
-    // Locals the optimiser keeps in registers across the heap's frees.
     let variants = &plans.variants[first as usize..(first + count) as usize];
     let children = &plans.children[..];
-    let mut pending = std::mem::take(stack);
-    pending.clear();
-    pending.push(root);
-    while let Some(p) = pending.pop() {
+    // Every owning field of a tree type holds a value of the type itself,
+    // so all have the same leaves.
+    let leaves = variants
+        .iter()
+        .find_map(|&(f, n)| (n > 0).then(|| children[f as usize].static_tags))
+        .unwrap_or(0);
+    let mut pairs = [(0u32, 0u32); TREE_PAIRS];
+    if variants.len() <= TREE_PAIRS && variants.iter().all(|&(_, n)| n <= 2) {
+        for (t, &(f, n)) in variants.iter().enumerate() {
+            let fs = &children[f as usize..(f + n) as usize];
+            pairs[t] = (
+                fs.first().map_or(0, |c| c.off),
+                fs.get(1).map_or(0, |c| c.off),
+            );
+        }
+        // SAFETY: the caller's contract.
+        return unsafe { free_binary(heap, &pairs[..variants.len()], leaves, stack, root) };
+    }
+    let mut spill = std::mem::take(stack);
+    spill.clear();
+    let mut local = [std::mem::MaybeUninit::<u64>::uninit(); TREE_LOCAL];
+    let mut n = 0usize;
+    let mut cache = FreeCache::EMPTY;
+    let mut p = root;
+    loop {
         // SAFETY: `p` is a live value of the tree type (the contract, and
         // each child is a field of a block not yet freed), whose words
         // are read before its block is freed; a static one is a readable
         // `[tag]` word with no fields.
         let tag = unsafe { word(p, 0) } as usize;
         let fields = match variants.get(tag) {
-            Some(&(f, n)) => &children[f as usize..(f + n) as usize],
+            // SAFETY: `Plans::build` made every variant's range lie in
+            // `children`.
+            Some(&(f, k)) => unsafe { children.get_unchecked(f as usize..(f + k) as usize) },
             None => &[],
         };
+        let mut next = 0u64;
         for c in fields {
             // SAFETY: as above; field `c` is one word at `c.off`, a value
             // of the tree type, which points at its tag.
@@ -313,13 +354,109 @@ unsafe fn free_tree(
                 let v = word(p, c.off as usize);
                 (v, word(v, 0))
             };
-            if vt >= 64 || c.static_tags >> vt & 1 == 0 {
-                pending.push(v);
+            if vt < 64 && leaves >> vt & 1 != 0 {
+                continue;
+            }
+            if next == 0 {
+                next = v;
+            } else if n < TREE_LOCAL {
+                local[n].write(v);
+                n += 1;
+            } else {
+                spill.push(v);
             }
         }
-        heap.free_owned(p as usize);
+        heap.free_owned_cached(p as usize, &mut cache);
+        p = if next != 0 {
+            next
+        } else if n > 0 {
+            n -= 1;
+            // SAFETY: entries below `n` were written above.
+            unsafe { local[n % TREE_LOCAL].assume_init() }
+        } else if let Some(v) = spill.pop() {
+            v
+        } else {
+            break;
+        };
     }
-    *stack = pending;
+    *stack = spill;
+}
+
+/// Tree types with at most this many variants, each with at most two
+/// owning fields, take [`free_binary`]'s path.
+const TREE_PAIRS: usize = 8;
+
+/// [`free_tree`] for a tree type whose variants own at most two fields
+/// each (binary trees, chains): `pairs[tag]` holds the word offsets of
+/// variant `tag`'s owning fields (0: none), and each block goes onto its
+/// free list through [`Heap::free_cell_cached`].
+///
+/// # Safety
+/// As [`sspur_free_deep`]'s, for `root`.
+#[inline(never)]
+unsafe fn free_binary(
+    heap: &mut Heap,
+    pairs: &[(u32, u32)],
+    leaves: u64,
+    stack: &mut Vec<u64>,
+    root: u64,
+) {
+    let mut spill = std::mem::take(stack);
+    spill.clear();
+    let mut local = [std::mem::MaybeUninit::<u64>::uninit(); TREE_LOCAL];
+    let mut n = 0usize;
+    let mut page = CellPage::EMPTY;
+    let mut p = root;
+    // Whether the tree value `v` is a heap block (not a static leaf).
+    // SAFETY (for its callers): `v` is a live value of the tree type,
+    // which points at its tag.
+    let owned = |v: u64| {
+        let t = unsafe { word(v, 0) };
+        t >= 64 || leaves >> t & 1 == 0
+    };
+    loop {
+        // SAFETY: `p` is a live value of the tree type (the contract, and
+        // each child is a field of a block not yet freed), whose words
+        // are read before its block is freed; a static one is a readable
+        // `[tag]` word with no fields.
+        let tag = unsafe { word(p, 0) } as usize;
+        let (a, b) = pairs.get(tag).copied().unwrap_or((0, 0));
+        let mut next = 0u64;
+        if a != 0 {
+            // SAFETY: as above; field `a` is a one-word value of the type.
+            let v = unsafe { word(p, a as usize) };
+            if owned(v) {
+                next = v;
+            }
+        }
+        if b != 0 {
+            // SAFETY: as for `a`.
+            let v = unsafe { word(p, b as usize) };
+            if owned(v) {
+                if next == 0 {
+                    next = v;
+                } else if n < TREE_LOCAL {
+                    local[n].write(v);
+                    n += 1;
+                } else {
+                    spill.push(v);
+                }
+            }
+        }
+        heap.free_cell_cached(p as usize, &mut page);
+        p = if next != 0 {
+            next
+        } else if n > 0 {
+            n -= 1;
+            // SAFETY: entries below `n` were written above.
+            unsafe { local[n % TREE_LOCAL].assume_init() }
+        } else if let Some(v) = spill.pop() {
+            v
+        } else {
+            break;
+        };
+    }
+    *stack = spill;
 }
 
 /// The deep free of the other modes: each block is checked (a quarantined

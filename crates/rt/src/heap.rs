@@ -273,6 +273,63 @@ impl ClassState {
     };
 }
 
+/// The descriptor fields of the small page a run of frees is on
+/// ([`Heap::free_owned_cached`]). Small pages are aligned to `PAGE_SIZE`,
+/// so `key` (the address over `PAGE_SIZE`) names the page.
+#[derive(Clone, Copy)]
+pub struct FreeCache {
+    key: usize,
+    id: u32,
+    k: u32,
+    recip: u64,
+    nblocks: usize,
+    size: usize,
+    pointer: bool,
+    /// As [`CellPage`]'s.
+    old: bool,
+}
+
+impl FreeCache {
+    /// No page: the first free looks its page up.
+    pub const EMPTY: FreeCache = FreeCache {
+        key: usize::MAX,
+        id: 0,
+        k: 0,
+        recip: 0,
+        nblocks: 0,
+        size: 0,
+        pointer: false,
+        old: false,
+    };
+}
+
+/// The descriptor fields of the small pointer page a tree's deep free is
+/// freeing cells into ([`Heap::free_cell_cached`]).
+#[derive(Clone, Copy)]
+pub struct CellPage {
+    key: usize,
+    id: usize,
+    k: usize,
+    recip: u64,
+    size: usize,
+    /// Whether the page held an old (marked) block when the run reached
+    /// it: no mark bit is set during a run of frees (only collections set
+    /// them), so without one no free of the run has a mark to clear.
+    old: bool,
+}
+
+impl CellPage {
+    /// No page: the first free looks its page up.
+    pub const EMPTY: CellPage = CellPage {
+        key: usize::MAX,
+        id: 0,
+        k: 0,
+        recip: 0,
+        size: 0,
+        old: false,
+    };
+}
+
 /// The whole heap: one instance of the active tier, owned by the runtime
 /// state (the benchmark makes its own, of every tier).
 pub struct Heap<T: Tier = Active> {
@@ -530,13 +587,202 @@ impl<T: Tier> Heap<T> {
 
     /// Frees the block holding `addr`, which the caller owns and knows is
     /// allocated (a compiled drop): [`Heap::free`] without the alloc-bit
-    /// test for a small block. Static data is ignored.
+    /// test for a small block, and with the page's descriptor read once.
+    /// Static data is ignored.
     #[inline(always)]
     pub fn free_owned(&mut self, addr: usize) {
-        match self.lookup_owned(addr) {
-            Some((id, i)) => self.free_block(id, i),
-            None => self.free(addr),
+        let id = self.map_get(addr) as usize;
+        if id == 0 {
+            return;
         }
+        let page = &self.pages[id - 1];
+        if page.class == LARGE {
+            return self.free(addr);
+        }
+        let i = (((addr - page.base) as u64 * page.recip) >> 32) as usize;
+        if i >= page.nblocks {
+            return;
+        }
+        let k = page.kind as usize * NUM_CLASSES + page.class as usize;
+        let (size, pointer) = (page.block_size, page.kind as usize == POINTER);
+        self.free_small(id - 1, i, k, size, pointer);
+    }
+
+    /// Frees small block `i` of page `id`, of class state `k`, `size`
+    /// bytes: what [`Heap::free_block`] does once the page is known.
+    #[inline(always)]
+    fn free_small(&mut self, id: usize, i: usize, k: usize, size: usize, pointer: bool) {
+        let page = &mut self.pages[id];
+        let base = page.base + i * size;
+        let w = i / 64 % BITMAP_WORDS;
+        let bit = 1u64 << (i % 64);
+        if page.mark[w] & bit != 0 {
+            page.mark[w] &= !bit;
+            self.old_bytes = self.old_bytes.saturating_sub(size);
+        }
+        if !page.young {
+            page.young = true;
+            self.young_pages.push(id as u32);
+        }
+        if T::BIRTHS {
+            note_death(page, i, &mut self.tier);
+        }
+        if pointer {
+            // SAFETY: the callers found block `i` below `nblocks` in page
+            // `id`, a small page in use: `size` bytes from `base` lie in its
+            // mapping, 16-byte aligned. The caller owns the block and gives
+            // it up; no Rust reference into heap memory outlives a call.
+            unsafe { zero_small(base, size) };
+        }
+        let cs = &mut self.classes[k];
+        // SAFETY: as above; the block's first word holds the link.
+        unsafe { *(base as *mut usize) = cs.free };
+        cs.free = base;
+        self.tier.free(&mut cs.frees);
+    }
+
+    /// [`Heap::free_owned`] for a run of frees that mostly stays on one
+    /// page (a deep free): `cache` keeps the last small page's descriptor
+    /// fields, so a block on the same page costs no page-map lookup, and
+    /// the page is put on the young list once (nothing in a free takes it
+    /// off). The cache is valid only within one run: the caller starts it
+    /// at [`FreeCache::EMPTY`] and drops it before any allocation or
+    /// collection.
+    #[inline(always)]
+    pub fn free_owned_cached(&mut self, addr: usize, cache: &mut FreeCache) {
+        if addr >> PAGE_SHIFT != cache.key {
+            match self.fill_cache(addr) {
+                Some(c) => *cache = c,
+                None => return,
+            }
+        }
+        let c = *cache;
+        let i = (((addr & (PAGE_SIZE - 1)) as u64 * c.recip) >> 32) as usize;
+        if i >= c.nblocks {
+            return;
+        }
+        let base = (addr & !(PAGE_SIZE - 1)) + i * c.size;
+        // SAFETY: `fill_cache` took `c.id` from the page map, so it is
+        // below `pages.len()`, which never shrinks.
+        let page = unsafe { self.pages.get_unchecked_mut(c.id as usize) };
+        if c.old {
+            let (w, bit) = (i / 64 % BITMAP_WORDS, 1u64 << (i % 64));
+            if page.mark[w] & bit != 0 {
+                page.mark[w] &= !bit;
+                self.old_bytes = self.old_bytes.saturating_sub(c.size);
+            }
+        }
+        if T::BIRTHS {
+            note_death(page, i, &mut self.tier);
+        }
+        if c.pointer {
+            // SAFETY: block `i` is below `nblocks` of the small page in use
+            // at `addr`'s 64 KB (small pages are aligned to it): `size`
+            // bytes from `base` lie in its mapping, 16-byte aligned. The
+            // caller owns the block and gives it up.
+            unsafe { zero_small(base, c.size) };
+        }
+        // SAFETY: `c.k` is a page's kind * NUM_CLASSES + class, both in range.
+        let cs = unsafe { self.classes.get_unchecked_mut(c.k as usize) };
+        // SAFETY: as above; the block's first word holds the link.
+        unsafe { *(base as *mut usize) = cs.free };
+        cs.free = base;
+        self.tier.free(&mut cs.frees);
+    }
+
+    /// The cache for the page of `addr`, which joins the young list; None
+    /// (the block freed another way, or nothing to free) when that is no
+    /// small page.
+    #[inline(never)]
+    fn fill_cache(&mut self, addr: usize) -> Option<FreeCache> {
+        let id = self.map_get(addr) as usize;
+        if id == 0 {
+            return None;
+        }
+        let page = &self.pages[id - 1];
+        if page.class == LARGE {
+            self.free(addr);
+            return None;
+        }
+        let cache = FreeCache {
+            key: addr >> PAGE_SHIFT,
+            id: id as u32 - 1,
+            k: (page.kind as usize * NUM_CLASSES + page.class as usize) as u32,
+            recip: page.recip,
+            nblocks: page.nblocks,
+            size: page.block_size,
+            pointer: page.kind as usize == POINTER,
+            old: page.mark.iter().any(|&w| w != 0),
+        };
+        self.note_young(id - 1);
+        Some(cache)
+    }
+
+    /// [`Heap::free_owned_cached`] for a cell block `addr` (a block's
+    /// base, of a pointer page: a tree's deep free): with the page's
+    /// fields in `cache`, a free is an index, a mark-bit test, the zeroing
+    /// and the free-list push.
+    #[inline(always)]
+    pub fn free_cell_cached(&mut self, addr: usize, cache: &mut CellPage) {
+        if addr >> PAGE_SHIFT != cache.key {
+            match self.fill_cell_page(addr) {
+                Some(c) => *cache = c,
+                None => return,
+            }
+        }
+        let c = *cache;
+        let i = (((addr & (PAGE_SIZE - 1)) as u64 * c.recip) >> 32) as usize;
+        debug_assert!(i < self.pages[c.id].nblocks && self.pages[c.id].block_addr(i) == addr);
+        // SAFETY: `fill_cell_page` took `c.id` from the page map, so it is
+        // below `pages.len()`, which never shrinks.
+        let page = unsafe { self.pages.get_unchecked_mut(c.id) };
+        if c.old {
+            let (w, bit) = (i / 64 % BITMAP_WORDS, 1u64 << (i % 64));
+            if page.mark[w] & bit != 0 {
+                page.mark[w] &= !bit;
+                self.old_bytes = self.old_bytes.saturating_sub(c.size);
+            }
+        }
+        if T::BIRTHS {
+            note_death(page, i, &mut self.tier);
+        }
+        // SAFETY: `addr` is the base of block `i` of the small pointer page
+        // in use at its 64 KB (the caller's contract: a cell's block, which
+        // it owns and gives up): `size` bytes, 16-byte aligned, in the
+        // page's mapping.
+        unsafe { zero_small(addr, c.size) };
+        // SAFETY: `c.k` is the page's class state index, in range.
+        let cs = unsafe { self.classes.get_unchecked_mut(c.k) };
+        // SAFETY: as above; the block's first word holds the link.
+        unsafe { *(addr as *mut usize) = cs.free };
+        cs.free = addr;
+        self.tier.free(&mut cs.frees);
+    }
+
+    /// The cache for the small pointer page of `addr`, which joins the
+    /// young list; None (the block freed another way, or nothing to free:
+    /// static data) for anything else.
+    #[inline(never)]
+    fn fill_cell_page(&mut self, addr: usize) -> Option<CellPage> {
+        let id = self.map_get(addr) as usize;
+        if id == 0 {
+            return None;
+        }
+        let page = &self.pages[id - 1];
+        if page.class == LARGE || page.kind as usize != POINTER {
+            self.free(addr);
+            return None;
+        }
+        let cache = CellPage {
+            key: addr >> PAGE_SHIFT,
+            id: id - 1,
+            k: POINTER * NUM_CLASSES + page.class as usize,
+            recip: page.recip,
+            size: page.block_size,
+            old: page.mark.iter().any(|&w| w != 0),
+        };
+        self.note_young(id - 1);
+        Some(cache)
     }
 
     #[inline(always)]
