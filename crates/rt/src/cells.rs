@@ -33,7 +33,9 @@
 //! next collection as a reachable freed block.
 
 use crate::config::MemMode;
-use crate::heap::{class_of, index_in_class, CellPage, FreeCache, Heap, Page, CLASS_SIZES, POINTER};
+use crate::heap::{
+    class_of, index_in_class, CellPage, FreeCache, Heap, Page, CLASS_SIZES, POINTER,
+};
 use crate::helpers::types;
 use crate::state::{rt, Rt};
 

@@ -489,3 +489,163 @@ fn only_the_plain_default_mode_notes_renewed_blocks() {
     let _g = fresh(check_mode());
     assert!(!rt::cells::renewed::contains(t));
 }
+
+/// A spine of `n` nodes of `T` whose second field is a one-node side tree:
+/// a walk that goes on with the first field keeps every side tree pending,
+/// more than the native array the plain default mode's walk starts with.
+fn caterpillar(n: usize, nodes: &mut Vec<usize>) -> u64 {
+    let mut t = TAGS.as_ptr() as u64;
+    for i in 0..n {
+        let side = tree(1, nodes);
+        let p = alloc(32, 1) as *mut u64;
+        // SAFETY: four words inside the fresh 32-byte block.
+        unsafe {
+            *p = 1;
+            *p.add(1) = t;
+            *p.add(2) = i as u64;
+            *p.add(3) = side;
+        }
+        nodes.push(p as usize);
+        t = p as u64;
+    }
+    t
+}
+
+/// The plain default mode's tree walk: pending fields past its native
+/// array spill to the runtime's work list, and a tree type with a variant
+/// owning three fields takes the general walk; every block comes free.
+#[test]
+fn tree_walks_that_spill_or_own_three_fields_free_every_block() {
+    on_fresh_stack(|| {
+        let _g = fresh(Settings::DEFAULT);
+        table();
+        let mut nodes = Vec::new();
+        let t = caterpillar(5000, &mut nodes);
+        // SAFETY: `t` owns its nodes, used by nothing else afterwards.
+        unsafe { rt::sspur_free_deep(t, 0, 7, 0) };
+        let mut again: Vec<usize> = nodes.iter().map(|_| alloc(32, 1) as usize).collect();
+        nodes.sort_unstable();
+        again.sort_unstable();
+        assert_eq!(nodes, again);
+
+        // 0 Int, 1 `Q = E | N(Q, Q, Int, Q)`.
+        install(vec![
+            TyDesc::Int,
+            TyDesc::Sum {
+                name: "Q".into(),
+                variants: vec![("E".into(), vec![]), ("N".into(), vec![1, 1, 0, 1])],
+            },
+        ]);
+        fn ternary(d: u32, nodes: &mut Vec<usize>) -> u64 {
+            if d == 0 {
+                return TAGS.as_ptr() as u64; // E, tag 0
+            }
+            let kids = [0; 3].map(|_| ternary(d - 1, nodes));
+            let p = alloc(40, 1) as *mut u64;
+            // SAFETY: five words inside the fresh 40-byte block.
+            unsafe {
+                *p = 1;
+                *p.add(1) = kids[0];
+                *p.add(2) = kids[1];
+                *p.add(3) = 7;
+                *p.add(4) = kids[2];
+            }
+            nodes.push(p as usize);
+            p as u64
+        }
+        let mut nodes = Vec::new();
+        let q = ternary(6, &mut nodes);
+        // SAFETY: as above.
+        unsafe { rt::sspur_free_deep(q, 0, 1, 0) };
+        let mut again: Vec<usize> = nodes.iter().map(|_| alloc(40, 1) as usize).collect();
+        nodes.sort_unstable();
+        again.sort_unstable();
+        assert_eq!(nodes, again);
+    });
+}
+
+/// The root the old-tree test holds its blocks through.
+static mut OLD_ROOT: usize = 0;
+
+/// Builds a tree of depth 8 held only by the registered root and lets a
+/// minor collection make every node old.
+#[inline(never)]
+fn old_tree() {
+    let mut nodes = Vec::new();
+    let t = tree(8, &mut nodes);
+    // SAFETY: `OLD_ROOT` is a static word registered as a root before it
+    // is written, touched only by this test's thread.
+    unsafe {
+        rt::add_root(&raw const OLD_ROOT);
+        OLD_ROOT = t as usize;
+    }
+    collect_minor();
+}
+
+/// Frees the held (old) tree deep, then takes one of its blocks again,
+/// holds it through the root and stores a fresh block holding 77 in it.
+/// Returns both masked.
+#[inline(never)]
+fn free_old_tree_and_reuse_a_block() -> (usize, usize) {
+    // SAFETY: the root's tree owns its nodes; the root lets go first.
+    unsafe {
+        let t = OLD_ROOT;
+        OLD_ROOT = 0;
+        rt::sspur_free_deep(t as u64, 0, 7, 0);
+    }
+    let again = alloc(32, 1) as usize;
+    let y = alloc(32, 1) as usize;
+    // SAFETY: both are fresh 32-byte blocks; `OLD_ROOT` as above.
+    unsafe {
+        *(y as *mut usize).add(1) = 77;
+        *(again as *mut usize).add(1) = y;
+        OLD_ROOT = again;
+    }
+    (again ^ MASK, y ^ MASK)
+}
+
+/// Word 1 of the block word 1 of the root's block points at.
+#[inline(never)]
+fn held_young_field() -> usize {
+    // SAFETY: `OLD_ROOT` holds `again`, whose word 1 holds `y`, both live.
+    unsafe { *(*((OLD_ROOT as *const *const usize).add(1))).add(1) }
+}
+
+/// Frees the held (old) tree deep and takes one of its blocks again,
+/// held by nothing; returns it masked.
+#[inline(never)]
+fn free_old_tree_and_take_a_block() -> usize {
+    // SAFETY: the root's tree owns its nodes; the root lets go first.
+    unsafe {
+        let t = OLD_ROOT;
+        OLD_ROOT = 0;
+        rt::sspur_free_deep(t as u64, 0, 7, 0);
+    }
+    alloc(32, 1) as usize ^ MASK
+}
+
+/// A deep free of old cells makes them young, as any free does: a block
+/// handed out again and dropped is reclaimed by the next minor collection
+/// (an old block, or one on a page off the young list, would stay), and
+/// one handed out again and holding a young block keeps it alive.
+#[test]
+fn old_cells_freed_deep_are_young_when_handed_out_again() {
+    on_fresh_stack(|| {
+        let _g = fresh(Settings::DEFAULT);
+        table();
+        old_tree();
+        let again = free_old_tree_and_take_a_block();
+        collect_minor();
+        assert!(!masked_allocated(again), "a minor collection reclaimed it");
+        old_tree();
+        let (again, y) = free_old_tree_and_reuse_a_block();
+        collect_minor();
+        assert!(masked_allocated(y), "the young block stored in it survived");
+        assert_eq!(held_young_field(), 77);
+        assert!(masked_allocated(again));
+        // SAFETY: as in `old_tree`.
+        unsafe { OLD_ROOT = 0 };
+        collect();
+        assert!(!masked_allocated(again) && !masked_allocated(y));
+    });
+}
