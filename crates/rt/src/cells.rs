@@ -410,9 +410,9 @@ unsafe fn free_binary(
     let mut page = CellPage::EMPTY;
     let mut p = root;
     // Whether the tree value `v` is a heap block (not a static leaf).
-    // SAFETY (for its callers): `v` is a live value of the tree type,
-    // which points at its tag.
     let owned = |v: u64| {
+        // SAFETY: callers pass a field of a live block of the tree type: a
+        // live value of the type, which points at its tag.
         let t = unsafe { word(v, 0) };
         t >= 64 || leaves >> t & 1 == 0
     };
