@@ -33,9 +33,7 @@
 //! next collection as a reachable freed block.
 
 use crate::config::MemMode;
-use crate::heap::{
-    class_of, index_in_class, CellPage, FreeCache, Heap, Page, CLASS_SIZES, POINTER,
-};
+use crate::heap::{class_of, index_in_class, FreeCache, Heap, Page, CLASS_SIZES, POINTER};
 use crate::helpers::types;
 use crate::state::{rt, Rt};
 
@@ -330,10 +328,8 @@ unsafe fn free_tree(
         // SAFETY: the caller's contract.
         return unsafe { free_binary(heap, &pairs[..variants.len()], leaves, stack, root) };
     }
-    let mut spill = std::mem::take(stack);
-    spill.clear();
-    let mut local = [std::mem::MaybeUninit::<u64>::uninit(); TREE_LOCAL];
-    let mut n = 0usize;
+    let mut local = [std::mem::MaybeUninit::uninit(); TREE_LOCAL];
+    let mut pending = Pending::new(&mut local, stack);
     let mut cache = FreeCache::EMPTY;
     let mut p = root;
     loop {
@@ -356,32 +352,73 @@ unsafe fn free_tree(
                 let v = word(p, c.off as usize);
                 (v, word(v, 0))
             };
-            if vt < 64 && leaves >> vt & 1 != 0 {
-                continue;
-            }
-            if next == 0 {
-                next = v;
-            } else if n < TREE_LOCAL {
-                local[n].write(v);
-                n += 1;
-            } else {
-                spill.push(v);
+            if vt >= 64 || leaves >> vt & 1 == 0 {
+                pending.take(&mut next, v);
             }
         }
         heap.free_owned_cached(p as usize, &mut cache);
-        p = if next != 0 {
-            next
-        } else if n > 0 {
-            n -= 1;
-            // SAFETY: entries below `n` were written above.
-            unsafe { local[n % TREE_LOCAL].assume_init() }
-        } else if let Some(v) = spill.pop() {
-            v
-        } else {
-            break;
-        };
+        match pending.next(next) {
+            Some(v) => p = v,
+            None => break,
+        }
     }
-    *stack = spill;
+    pending.finish(stack);
+}
+
+/// The pending blocks of a tree's walk: the child it goes on with, the
+/// others on a small array on the native stack, then in the runtime's
+/// work list (kept between calls, so a free in a loop does not allocate).
+struct Pending<'a> {
+    local: &'a mut [std::mem::MaybeUninit<u64>; TREE_LOCAL],
+    n: usize,
+    spill: Vec<u64>,
+}
+
+impl<'a> Pending<'a> {
+    /// The walk's pending blocks in `local` (a caller's local array, so
+    /// that the count stays in a register), then in `stack`.
+    #[inline(always)]
+    fn new(
+        local: &'a mut [std::mem::MaybeUninit<u64>; TREE_LOCAL],
+        stack: &mut Vec<u64>,
+    ) -> Pending<'a> {
+        let mut spill = std::mem::take(stack);
+        spill.clear();
+        Pending { local, n: 0, spill }
+    }
+
+    /// Block `v` is to be freed: the walk goes on with it next when it has
+    /// no `next` yet, else keeps it.
+    #[inline(always)]
+    fn take(&mut self, next: &mut u64, v: u64) {
+        if *next == 0 {
+            *next = v;
+        } else if self.n < TREE_LOCAL {
+            self.local[self.n].write(v);
+            self.n += 1;
+        } else {
+            self.spill.push(v);
+        }
+    }
+
+    /// The block to free next: `next`, else the last one kept.
+    #[inline(always)]
+    fn next(&mut self, next: u64) -> Option<u64> {
+        if next != 0 {
+            Some(next)
+        } else if self.n > 0 {
+            self.n -= 1;
+            // SAFETY: entries below `n` were written by `take`.
+            Some(unsafe { self.local[self.n % TREE_LOCAL].assume_init() })
+        } else {
+            self.spill.pop()
+        }
+    }
+
+    /// Hands the work list back to the runtime.
+    fn finish(self, stack: &mut Vec<u64>) {
+        *stack = self.spill;
+    }
 }
 
 /// Tree types with at most this many variants, each with at most two
@@ -403,11 +440,9 @@ unsafe fn free_binary(
     stack: &mut Vec<u64>,
     root: u64,
 ) {
-    let mut spill = std::mem::take(stack);
-    spill.clear();
-    let mut local = [std::mem::MaybeUninit::<u64>::uninit(); TREE_LOCAL];
-    let mut n = 0usize;
-    let mut page = CellPage::EMPTY;
+    let mut local = [std::mem::MaybeUninit::uninit(); TREE_LOCAL];
+    let mut pending = Pending::new(&mut local, stack);
+    let mut page = FreeCache::EMPTY;
     let mut p = root;
     // Whether the tree value `v` is a heap block (not a static leaf).
     let owned = |v: u64| {
@@ -435,30 +470,16 @@ unsafe fn free_binary(
             // SAFETY: as for `a`.
             let v = unsafe { word(p, b as usize) };
             if owned(v) {
-                if next == 0 {
-                    next = v;
-                } else if n < TREE_LOCAL {
-                    local[n].write(v);
-                    n += 1;
-                } else {
-                    spill.push(v);
-                }
+                pending.take(&mut next, v);
             }
         }
         heap.free_cell_cached(p as usize, &mut page);
-        p = if next != 0 {
-            next
-        } else if n > 0 {
-            n -= 1;
-            // SAFETY: entries below `n` were written above.
-            unsafe { local[n % TREE_LOCAL].assume_init() }
-        } else if let Some(v) = spill.pop() {
-            v
-        } else {
-            break;
-        };
+        match pending.next(next) {
+            Some(v) => p = v,
+            None => break,
+        }
     }
-    *stack = spill;
+    pending.finish(stack);
 }
 
 /// The deep free of the other modes: each block is checked (a quarantined

@@ -279,13 +279,14 @@ impl ClassState {
 #[derive(Clone, Copy)]
 pub struct FreeCache {
     key: usize,
-    id: u32,
-    k: u32,
+    id: usize,
+    /// The class state index: kind * NUM_CLASSES + class.
+    k: usize,
     recip: u64,
     nblocks: usize,
     size: usize,
     pointer: bool,
-    /// As [`CellPage`]'s.
+    /// Whether the page may hold an old (marked) block.
     old: bool,
 }
 
@@ -301,33 +302,27 @@ impl FreeCache {
         pointer: false,
         old: false,
     };
+
+    /// The fields of small page `id`, which covers `addr`.
+    #[inline(always)]
+    fn of(page: &Page, addr: usize, id: usize, old: bool) -> FreeCache {
+        FreeCache {
+            key: addr >> PAGE_SHIFT,
+            id,
+            k: page.kind as usize * NUM_CLASSES + page.class as usize,
+            recip: page.recip,
+            nblocks: page.nblocks,
+            size: page.block_size,
+            pointer: page.kind as usize == POINTER,
+            old,
+        }
+    }
 }
 
-/// The descriptor fields of the small pointer page a tree's deep free is
-/// freeing cells into ([`Heap::free_cell_cached`]).
-#[derive(Clone, Copy)]
-pub struct CellPage {
-    key: usize,
-    id: usize,
-    k: usize,
-    recip: u64,
-    size: usize,
-    /// Whether the page held an old (marked) block when the run reached
-    /// it: no mark bit is set during a run of frees (only collections set
-    /// them), so without one no free of the run has a mark to clear.
-    old: bool,
-}
-
-impl CellPage {
-    /// No page: the first free looks its page up.
-    pub const EMPTY: CellPage = CellPage {
-        key: usize::MAX,
-        id: 0,
-        k: 0,
-        recip: 0,
-        size: 0,
-        old: false,
-    };
+/// The start of the 64 KB-aligned span holding `addr` (a small page's base).
+#[inline(always)]
+fn page_base(addr: usize) -> usize {
+    addr & !(PAGE_SIZE - 1)
 }
 
 /// The whole heap: one instance of the active tier, owned by the runtime
@@ -599,42 +594,43 @@ impl<T: Tier> Heap<T> {
         if page.class == LARGE {
             return self.free(addr);
         }
-        let i = (((addr - page.base) as u64 * page.recip) >> 32) as usize;
-        if i >= page.nblocks {
-            return;
+        let c = FreeCache::of(page, addr, id - 1, true);
+        let i = (((addr - page.base) as u64 * c.recip) >> 32) as usize;
+        if i < c.nblocks {
+            self.note_young(id - 1);
+            self.free_in_page(&c, i, page_base(addr) + i * c.size);
         }
-        let k = page.kind as usize * NUM_CLASSES + page.class as usize;
-        let (size, pointer) = (page.block_size, page.kind as usize == POINTER);
-        self.free_small(id - 1, i, k, size, pointer);
     }
 
-    /// Frees small block `i` of page `id`, of class state `k`, `size`
-    /// bytes: what [`Heap::free_block`] does once the page is known.
+    /// Frees block `i` at `base` of the small page `c` describes: its mark
+    /// cleared (when the page may hold one), a pointer block zeroed, then
+    /// pushed on its class's free list. The caller put the page on the
+    /// young list.
     #[inline(always)]
-    fn free_small(&mut self, id: usize, i: usize, k: usize, size: usize, pointer: bool) {
-        let page = &mut self.pages[id];
-        let base = page.base + i * size;
-        let w = i / 64 % BITMAP_WORDS;
-        let bit = 1u64 << (i % 64);
-        if page.mark[w] & bit != 0 {
-            page.mark[w] &= !bit;
-            self.old_bytes = self.old_bytes.saturating_sub(size);
-        }
-        if !page.young {
-            page.young = true;
-            self.young_pages.push(id as u32);
+    fn free_in_page(&mut self, c: &FreeCache, i: usize, base: usize) {
+        // SAFETY: `c.id` came from the page map, so it is below
+        // `pages.len()`, which never shrinks.
+        let page = unsafe { self.pages.get_unchecked_mut(c.id) };
+        if c.old {
+            let (w, bit) = (i / 64 % BITMAP_WORDS, 1u64 << (i % 64));
+            if page.mark[w] & bit != 0 {
+                page.mark[w] &= !bit;
+                self.old_bytes = self.old_bytes.saturating_sub(c.size);
+            }
         }
         if T::BIRTHS {
             note_death(page, i, &mut self.tier);
         }
-        if pointer {
-            // SAFETY: the callers found block `i` below `nblocks` in page
-            // `id`, a small page in use: `size` bytes from `base` lie in its
-            // mapping, 16-byte aligned. The caller owns the block and gives
-            // it up; no Rust reference into heap memory outlives a call.
-            unsafe { zero_small(base, size) };
+        if c.pointer {
+            // SAFETY: the callers found block `i` below `nblocks` of the
+            // small page in use at `base`'s 64 KB: `size` bytes from `base`
+            // lie in its mapping, 16-byte aligned. The caller owns the block
+            // and gives it up; no Rust reference into heap memory outlives
+            // a call.
+            unsafe { zero_small(base, c.size) };
         }
-        let cs = &mut self.classes[k];
+        // SAFETY: `c.k` is a page's kind * NUM_CLASSES + class, both in range.
+        let cs = unsafe { self.classes.get_unchecked_mut(c.k) };
         // SAFETY: as above; the block's first word holds the link.
         unsafe { *(base as *mut usize) = cs.free };
         cs.free = base;
@@ -650,137 +646,65 @@ impl<T: Tier> Heap<T> {
     /// collection.
     #[inline(always)]
     pub fn free_owned_cached(&mut self, addr: usize, cache: &mut FreeCache) {
-        if addr >> PAGE_SHIFT != cache.key {
-            match self.fill_cache(addr) {
-                Some(c) => *cache = c,
-                None => return,
-            }
-        }
-        let c = *cache;
-        let i = (((addr & (PAGE_SIZE - 1)) as u64 * c.recip) >> 32) as usize;
-        if i >= c.nblocks {
+        let Some((c, i)) = self.cached(addr, cache, false) else {
             return;
-        }
-        let base = (addr & !(PAGE_SIZE - 1)) + i * c.size;
-        // SAFETY: `fill_cache` took `c.id` from the page map, so it is
-        // below `pages.len()`, which never shrinks.
-        let page = unsafe { self.pages.get_unchecked_mut(c.id as usize) };
-        if c.old {
-            let (w, bit) = (i / 64 % BITMAP_WORDS, 1u64 << (i % 64));
-            if page.mark[w] & bit != 0 {
-                page.mark[w] &= !bit;
-                self.old_bytes = self.old_bytes.saturating_sub(c.size);
-            }
-        }
-        if T::BIRTHS {
-            note_death(page, i, &mut self.tier);
-        }
-        if c.pointer {
-            // SAFETY: block `i` is below `nblocks` of the small page in use
-            // at `addr`'s 64 KB (small pages are aligned to it): `size`
-            // bytes from `base` lie in its mapping, 16-byte aligned. The
-            // caller owns the block and gives it up.
-            unsafe { zero_small(base, c.size) };
-        }
-        // SAFETY: `c.k` is a page's kind * NUM_CLASSES + class, both in range.
-        let cs = unsafe { self.classes.get_unchecked_mut(c.k as usize) };
-        // SAFETY: as above; the block's first word holds the link.
-        unsafe { *(base as *mut usize) = cs.free };
-        cs.free = base;
-        self.tier.free(&mut cs.frees);
-    }
-
-    /// The cache for the page of `addr`, which joins the young list; None
-    /// (the block freed another way, or nothing to free) when that is no
-    /// small page.
-    #[inline(never)]
-    fn fill_cache(&mut self, addr: usize) -> Option<FreeCache> {
-        let id = self.map_get(addr) as usize;
-        if id == 0 {
-            return None;
-        }
-        let page = &self.pages[id - 1];
-        if page.class == LARGE {
-            self.free(addr);
-            return None;
-        }
-        let cache = FreeCache {
-            key: addr >> PAGE_SHIFT,
-            id: id as u32 - 1,
-            k: (page.kind as usize * NUM_CLASSES + page.class as usize) as u32,
-            recip: page.recip,
-            nblocks: page.nblocks,
-            size: page.block_size,
-            pointer: page.kind as usize == POINTER,
-            old: page.mark.iter().any(|&w| w != 0),
         };
-        self.note_young(id - 1);
-        Some(cache)
+        if i < c.nblocks {
+            self.free_in_page(&c, i, page_base(addr) + i * c.size);
+        }
     }
 
     /// [`Heap::free_owned_cached`] for a cell block `addr` (a block's
     /// base, of a pointer page: a tree's deep free): with the page's
-    /// fields in `cache`, a free is an index, a mark-bit test, the zeroing
-    /// and the free-list push.
+    /// fields in `cache`, a free is an index, the zeroing and the
+    /// free-list push (and a mark-bit test on a page with old blocks).
     #[inline(always)]
-    pub fn free_cell_cached(&mut self, addr: usize, cache: &mut CellPage) {
-        if addr >> PAGE_SHIFT != cache.key {
-            match self.fill_cell_page(addr) {
-                Some(c) => *cache = c,
-                None => return,
-            }
-        }
-        let c = *cache;
-        let i = (((addr & (PAGE_SIZE - 1)) as u64 * c.recip) >> 32) as usize;
+    pub fn free_cell_cached(&mut self, addr: usize, cache: &mut FreeCache) {
+        let Some((c, i)) = self.cached(addr, cache, true) else {
+            return;
+        };
         debug_assert!(i < self.pages[c.id].nblocks && self.pages[c.id].block_addr(i) == addr);
-        // SAFETY: `fill_cell_page` took `c.id` from the page map, so it is
-        // below `pages.len()`, which never shrinks.
-        let page = unsafe { self.pages.get_unchecked_mut(c.id) };
-        if c.old {
-            let (w, bit) = (i / 64 % BITMAP_WORDS, 1u64 << (i % 64));
-            if page.mark[w] & bit != 0 {
-                page.mark[w] &= !bit;
-                self.old_bytes = self.old_bytes.saturating_sub(c.size);
-            }
-        }
-        if T::BIRTHS {
-            note_death(page, i, &mut self.tier);
-        }
-        // SAFETY: `addr` is the base of block `i` of the small pointer page
-        // in use at its 64 KB (the caller's contract: a cell's block, which
-        // it owns and gives up): `size` bytes, 16-byte aligned, in the
-        // page's mapping.
-        unsafe { zero_small(addr, c.size) };
-        // SAFETY: `c.k` is the page's class state index, in range.
-        let cs = unsafe { self.classes.get_unchecked_mut(c.k) };
-        // SAFETY: as above; the block's first word holds the link.
-        unsafe { *(addr as *mut usize) = cs.free };
-        cs.free = addr;
-        self.tier.free(&mut cs.frees);
+        self.free_in_page(&c, i, addr);
     }
 
-    /// The cache for the small pointer page of `addr`, which joins the
-    /// young list; None (the block freed another way, or nothing to free:
-    /// static data) for anything else.
+    /// The page fields for `addr` (`cache`'s, filled first when `addr` is
+    /// on another page) and its block index; None when `fill_cache` has
+    /// nothing to free.
+    #[inline(always)]
+    fn cached(
+        &mut self,
+        addr: usize,
+        cache: &mut FreeCache,
+        cells: bool,
+    ) -> Option<(FreeCache, usize)> {
+        if addr >> PAGE_SHIFT != cache.key {
+            *cache = self.fill_cache(addr, cells)?;
+        }
+        let c = *cache;
+        Some((
+            c,
+            (((addr & (PAGE_SIZE - 1)) as u64 * c.recip) >> 32) as usize,
+        ))
+    }
+
+    /// The cache for the page of `addr`, which joins the young list; None
+    /// (the block freed another way, or nothing to free: static data) when
+    /// that is no small page, or with `cells` no small pointer page.
     #[inline(never)]
-    fn fill_cell_page(&mut self, addr: usize) -> Option<CellPage> {
+    fn fill_cache(&mut self, addr: usize, cells: bool) -> Option<FreeCache> {
         let id = self.map_get(addr) as usize;
         if id == 0 {
             return None;
         }
         let page = &self.pages[id - 1];
-        if page.class == LARGE || page.kind as usize != POINTER {
+        if page.class == LARGE || (cells && page.kind as usize != POINTER) {
             self.free(addr);
             return None;
         }
-        let cache = CellPage {
-            key: addr >> PAGE_SHIFT,
-            id: id - 1,
-            k: POINTER * NUM_CLASSES + page.class as usize,
-            recip: page.recip,
-            size: page.block_size,
-            old: page.mark.iter().any(|&w| w != 0),
-        };
+        // No mark bit is set during a run of frees (only collections set
+        // them), so a page without one has none to clear in the run.
+        let old = page.mark.iter().any(|&w| w != 0);
+        let cache = FreeCache::of(page, addr, id - 1, old);
         self.note_young(id - 1);
         Some(cache)
     }

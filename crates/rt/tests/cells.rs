@@ -490,6 +490,14 @@ fn only_the_plain_default_mode_notes_renewed_blocks() {
     assert!(!rt::cells::renewed::contains(t));
 }
 
+/// The free lists hand exactly the freed `blocks` of `size` bytes out again.
+fn handed_out_again(blocks: &mut [usize], size: usize) {
+    let mut again: Vec<usize> = blocks.iter().map(|_| alloc(size, 1) as usize).collect();
+    blocks.sort_unstable();
+    again.sort_unstable();
+    assert_eq!(blocks, &again[..]);
+}
+
 /// A spine of `n` nodes of `T` whose second field is a one-node side tree:
 /// a walk that goes on with the first field keeps every side tree pending,
 /// more than the native array the plain default mode's walk starts with.
@@ -523,10 +531,7 @@ fn tree_walks_that_spill_or_own_three_fields_free_every_block() {
         let t = caterpillar(5000, &mut nodes);
         // SAFETY: `t` owns its nodes, used by nothing else afterwards.
         unsafe { rt::sspur_free_deep(t, 0, 7, 0) };
-        let mut again: Vec<usize> = nodes.iter().map(|_| alloc(32, 1) as usize).collect();
-        nodes.sort_unstable();
-        again.sort_unstable();
-        assert_eq!(nodes, again);
+        handed_out_again(&mut nodes, 32);
 
         // 0 Int, 1 `Q = E | N(Q, Q, Int, Q)`.
         install(vec![
@@ -557,10 +562,7 @@ fn tree_walks_that_spill_or_own_three_fields_free_every_block() {
         let q = ternary(6, &mut nodes);
         // SAFETY: as above.
         unsafe { rt::sspur_free_deep(q, 0, 1, 0) };
-        let mut again: Vec<usize> = nodes.iter().map(|_| alloc(40, 1) as usize).collect();
-        nodes.sort_unstable();
-        again.sort_unstable();
-        assert_eq!(nodes, again);
+        handed_out_again(&mut nodes, 40);
     });
 }
 
