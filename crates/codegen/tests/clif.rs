@@ -106,3 +106,32 @@ fn a_reuse_tests_the_table_of_renewed_blocks_before_calling_the_runtime() {
     assert!(main.contains("0x5800_0000"), "the table is read:\n{main}");
     assert!(main.contains("imul"), "the address is hashed:\n{main}");
 }
+
+#[test]
+fn a_tuple_literal_a_match_takes_apart_is_never_built() {
+    let text = clif(
+        "type E = Val(Int) | Add(E, E)\n\
+         fn add(a: E, b: E) -> E {\n    match (a, b) {\n        (Val(n), Val(m)) => Val(n + m)\n        (Val(0), f) => f\n        (f, _) => Add(f, b)\n    }\n}\n\
+         fn both(a: Int, b: Int) -> Bool {\n    match (a, b) {\n        (0, 0) => true\n        _ => false\n    }\n}\n\
+         fn pair(a: Int, b: Int) -> Int {\n    match (a, b) {\n        p => p.0 + p.1\n    }\n}\n\
+         fn main() {\n    print(add(Val(1), Val(2)))\n    print(both(0, 1))\n    print(pair(1, 2))\n}\n",
+    );
+    // `add` allocates its results (Val, Add) but no tuple: two
+    // allocations, each with its runtime call as the cold path.
+    let add = function(&text, "fn0_add");
+    assert!(add.contains("fn0 = %sspur_alloc_block"), "{add}");
+    assert_eq!(
+        add.matches("call fn0(").count(),
+        2,
+        "no tuple is built:\n{add}"
+    );
+    // Without an allocation a match over a tuple of parameters is a leaf.
+    let main = function(&text, "fn3_main");
+    assert!(!main.contains("_both sig"), "lowered in place:\n{main}");
+    // An arm that names the whole value sees a tuple: it is built.
+    let pair = function(&text, "fn2_pair");
+    assert!(
+        pair.contains("iconst.i64 16"),
+        "the tuple is built:\n{pair}"
+    );
+}

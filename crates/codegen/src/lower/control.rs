@@ -5,8 +5,8 @@ use super::{ba, flags, Iter, Lowerer, Next, Site, Vals};
 use crate::layout::{elem_of, offsets, words};
 use crate::rtfns::F;
 use ::ir::{
-    Ctor, ExprId, ExprKind, Lit, LocalId, MatchArm, OldValue, PatId, PatKind, StmtId, StmtKind, Ty,
-    TypeDefKind,
+    Body, Ctor, ExprId, ExprKind, Lit, LocalId, MatchArm, OldValue, PatId, PatKind, StmtId,
+    StmtKind, Ty, TypeDefKind,
 };
 use cranelift_codegen::ir::{
     self as clif, condcodes::FloatCC, condcodes::IntCC, types::I64, InstBuilder, Value,
@@ -426,7 +426,21 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         arms: &[MatchArm],
         ty: &Ty,
     ) -> Option<Vals> {
-        let v = self.expr(scrutinee)?;
+        // A tuple literal taken apart: the words of each element.
+        let parts = match tuple_parts(self.body, scrutinee, arms) {
+            Some(xs) => {
+                let mut vals = Vec::with_capacity(xs.len());
+                for &x in xs {
+                    vals.push(self.expr(x)?);
+                }
+                Some(vals)
+            }
+            None => None,
+        };
+        let v = match parts {
+            Some(_) => Vec::new(),
+            None => self.expr(scrutinee)?,
+        };
         let n = words(ty);
         let merge = self.b.create_block();
         for _ in 0..n {
@@ -435,7 +449,16 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let mut reached = false;
         for arm in arms {
             let fail = self.b.create_block();
-            self.test_pat(arm.pat, &v, fail);
+            match (&parts, &self.body[arm.pat].kind) {
+                (None, _) => self.test_pat(arm.pat, &v, fail),
+                (Some(vals), PatKind::Tuple(ps)) => {
+                    for (&p, fv) in ps.iter().zip(vals) {
+                        self.test_pat(p, fv, fail);
+                    }
+                }
+                // `tuple_parts` admits only tuple patterns and wildcards.
+                (Some(_), _) => {}
+            }
             if let Some(r) = self.expr(arm.body) {
                 let r = self.fit(r, n);
                 self.b.ins().jump(merge, &ba(&r));
@@ -451,4 +474,24 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         }
         Some(self.b.block_params(merge).to_vec())
     }
+}
+
+/// The elements of a tuple literal that `match` takes apart where it
+/// stands (`match (a, b) { (Val(x), _) => .. }`): when every arm's pattern
+/// is a tuple pattern or a wildcard, no arm sees the tuple whole, so it is
+/// never built and each pattern tests the elements' values directly.
+pub(super) fn tuple_parts<'b>(
+    body: &'b Body,
+    scrutinee: ExprId,
+    arms: &[MatchArm],
+) -> Option<&'b [ExprId]> {
+    let ExprKind::Tuple(xs) = &body[scrutinee].kind else {
+        return None;
+    };
+    let whole = arms.iter().any(|a| match &body[a.pat].kind {
+        PatKind::Tuple(ps) => ps.len() != xs.len(),
+        PatKind::Wild => false,
+        _ => true,
+    });
+    (!whole).then_some(xs.as_slice())
 }

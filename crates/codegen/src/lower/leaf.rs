@@ -65,7 +65,12 @@ fn expr_ok(body: &Body, e: ExprId, nodes: &mut usize) -> bool {
                 && else_.is_none_or(|x| expr_ok(body, x, nodes))
         }
         ExprKind::Match { scrutinee, arms } => {
-            expr_ok(body, *scrutinee, nodes)
+            // A tuple literal the match takes apart is never built.
+            let scrut_ok = match super::control::tuple_parts(body, *scrutinee, arms) {
+                Some(xs) => xs.iter().all(|&x| expr_ok(body, x, nodes)),
+                None => expr_ok(body, *scrutinee, nodes),
+            };
+            scrut_ok
                 && arms
                     .iter()
                     .all(|a| pat_ok(body, a.pat, nodes) && expr_ok(body, a.body, nodes))
