@@ -30,8 +30,8 @@ pub enum StatsMode {
 pub struct Settings {
     pub mem: MemMode,
     pub gc_stats: StatsMode,
-    /// A major collection once the old generation passes max(this,
-    /// factor x live after the last major one).
+    /// A major collection once the old generation passes max(live + this,
+    /// factor x live), live being the old bytes after the last major one.
     pub gc_min_bytes: usize,
     pub gc_factor: f64,
     /// A minor collection after this many bytes of young allocation (scaled
@@ -57,7 +57,7 @@ impl Settings {
     pub const DEFAULT: Settings = Settings {
         mem: MemMode::Default,
         gc_stats: StatsMode::Off,
-        gc_min_bytes: 4 << 20,
+        gc_min_bytes: 1 << 20,
         gc_factor: 2.0,
         gc_young_bytes: 2 << 20,
         stress_bytes: 0,

@@ -528,11 +528,13 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         }
     }
     let freed = sweep(rt, kind);
+    let mut kept_bytes = 0;
     for &id in &kept {
         let page = &mut rt.heap.pages[id];
         Page::clear(&mut page.mark, 0);
         page.aged = true;
         let size = page.block_size;
+        kept_bytes += size;
         if kind == Kind::Final {
             // The sweep of every page counted it old.
             rt.heap.old_bytes -= size;
@@ -585,7 +587,12 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     // Nor a large remembered block new since the last collection, read
     // whole now and by its cards from then on.
     let reread = m.stack_reread + (m.remembered_bytes - m.remembered_new) + m.cards_skipped / 8;
-    pace(rt, kind, young_before, freed, m.promoted, reread);
+    let found = Found {
+        freed,
+        promoted: m.promoted,
+        kept: kept_bytes,
+    };
+    pace(rt, kind, young_before, found, reread);
     let pause = start.elapsed();
     let cpu = thread_cpu_time().saturating_sub(cpu_start);
     if rt.settings.gc_stats == crate::config::StatsMode::Log {
@@ -927,6 +934,14 @@ const MAX_NURSERY: usize = 8;
 /// this many times what the last minor collection read so.
 const WORK_RATIO: usize = 8;
 
+/// What a collection found of the young bytes, in bytes.
+struct Found {
+    freed: usize,
+    promoted: usize,
+    /// Large data blocks found live and kept young (`keep_aging`).
+    kept: usize,
+}
+
 /// Sets the next collection's budgets from what this one found.
 ///
 /// Minor: the young budget is `SSPUR_GC_YOUNG_MB` scaled by the survival
@@ -945,21 +960,26 @@ const WORK_RATIO: usize = 8;
 ///   past `SSPUR_GC_YOUNG_MB` only up to a quarter of the old generation
 ///   (the memory a rarer collection costs is bounded by the live set);
 /// - its yield: one that neither freed nor promoted an eighth of the
-///   young bytes was spent in vain (they were freed at their last use);
+///   young bytes was spent in vain (they were freed at their last use;
+///   large blocks it kept young were found live);
 ///   the budget doubles after each such one in a row, up to 8x, since a
 ///   collection that finds no garbage also leaves none to grow the heap;
 ///   one that finds garbage again starts over.
 ///
-/// Major: the old generation may grow to max(`SSPUR_GC_MIN_MB`,
-/// `SSPUR_GC_FACTOR` x live) before the next one.
-fn pace(
-    rt: &mut Rt,
-    kind: Kind,
-    young_before: usize,
-    freed: usize,
-    promoted: usize,
-    reread: usize,
-) {
+/// Major: the old generation may grow to max(live + `SSPUR_GC_MIN_MB`,
+/// `SSPUR_GC_FACTOR` x live) before the next one. The floor bounds a
+/// major collection's fixed costs (its pauses, the sweep of every page) by
+/// the bytes promoted between two of them, which is growth above the live
+/// set, not the old generation's size: a fixed size let a program whose
+/// live set is near it promote and keep up to that much garbage again
+/// before each major collection (pushes under `SSPUR_MEM=gc`: 1 MB live,
+/// 5 MB of old garbage at each major collection).
+fn pace(rt: &mut Rt, kind: Kind, young_before: usize, found: Found, reread: usize) {
+    let Found {
+        freed,
+        promoted,
+        kept,
+    } = found;
     let base = rt.settings.gc_young_bytes;
     let survival = if young_before == 0 {
         0.0
@@ -977,13 +997,17 @@ fn pace(
         };
         let proven = (rt.heap.old_bytes - unproven) as f64;
         let target = (proven * rt.settings.gc_factor) as usize + unproven;
-        rt.major_threshold = target.max(rt.settings.gc_min_bytes);
+        rt.major_threshold = target.max(rt.heap.old_bytes + rt.settings.gc_min_bytes);
         rt.live_after_gc = rt.heap.old_bytes;
         rt.gc.max_live_bytes = rt.gc.max_live_bytes.max(rt.heap.old_bytes as u64);
     }
     let minor = kind == Kind::Minor;
     let scale = if minor { 1.0 + 3.0 * survival } else { 1.0 };
-    if minor && freed + promoted < young_before / 8 {
+    // Large data blocks kept young (aging) were found live, not freed at
+    // their last use: growing buffers that die young, and a doubled
+    // nursery only held more of them (`SSPUR_MEM=gc` pushes: 3.1x Rust's
+    // peak RSS).
+    if minor && freed + promoted + kept < young_before / 8 {
         rt.idle_doublings = (rt.idle_doublings + 1).min(MAX_IDLE_DOUBLINGS);
     } else {
         rt.idle_doublings = 0;

@@ -51,6 +51,8 @@ pub struct Stats {
     /// The young budget pacing set: young bytes before the next minor
     /// collection.
     pub young_budget: usize,
+    /// Old bytes past which pacing asks for a major collection.
+    pub major_threshold: usize,
     pub tier: TierStats,
 }
 
@@ -89,6 +91,7 @@ pub fn snapshot(rt: &Rt) -> Stats {
         live_after_last_gc: rt.live_after_gc,
         large_cache_bytes: rt.heap.cache_bytes,
         young_budget: rt.heap.young_budget,
+        major_threshold: rt.major_threshold,
         tier: rt.heap.tier_stats(),
     }
 }

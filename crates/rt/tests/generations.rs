@@ -1047,3 +1047,61 @@ fn hold_young_then_drop(size: usize) -> usize {
     std::hint::black_box(b);
     b as usize ^ MASK
 }
+
+#[test]
+fn pacing_counts_a_large_buffer_kept_young_as_found_live() {
+    on_fresh_stack(kept_pacing_body);
+}
+
+#[inline(never)]
+fn kept_pacing_body() {
+    let mb = 1 << 20;
+    let _g = fresh(Settings {
+        gc_young_bytes: mb,
+        ..Settings::DEFAULT
+    });
+    // Most of the nursery is a 2 MB data block this frame holds: the minor
+    // collection keeps it young (aging) and neither frees nor promotes it.
+    // It found it live, so the nursery does not double as after a
+    // collection whose young blocks were all freed at their last use.
+    let held = alloc(2 * mb, 0);
+    minor();
+    assert!(is_allocated(held as usize), "freed while held");
+    assert_eq!(rt::stats().young_budget, mb);
+    std::hint::black_box(held);
+}
+
+#[test]
+fn pacing_lets_the_old_generation_grow_by_the_floor_above_a_small_live_set() {
+    on_fresh_stack(threshold_body);
+}
+
+#[inline(never)]
+fn threshold_body() {
+    let mb = 1 << 20;
+    let _g = fresh(Settings {
+        gc_young_bytes: mb,
+        gc_min_bytes: mb,
+        gc_factor: 2.0,
+        ..Settings::DEFAULT
+    });
+    static mut HELD: usize = 0;
+    // SAFETY: a static, readable for the rest of the run; one thread.
+    unsafe {
+        HELD = alloc(512 << 10, 0) as usize;
+        rt::add_root(&raw const HELD);
+    }
+    // About 512 KB live: the floor is growth above it (live + 1 MB), not
+    // an old generation of 1 MB, which twice the live set would pass.
+    rt::sspur_collect();
+    let s = rt::stats();
+    assert!(s.live_after_last_gc >= 512 << 10, "{s:?}");
+    assert_eq!(s.major_threshold, s.live_after_last_gc + mb);
+    // About 3 MB live: twice the live set is more than the floor.
+    // SAFETY: as above.
+    unsafe { HELD = alloc(3 * mb, 0) as usize };
+    rt::sspur_collect();
+    let s = rt::stats();
+    assert!(s.live_after_last_gc >= 3 * mb, "{s:?}");
+    assert_eq!(s.major_threshold, 2 * s.live_after_last_gc);
+}
