@@ -1371,15 +1371,20 @@ fn mark_old(rt: &mut Rt, budget: usize, deadline: Option<Duration>) -> usize {
         }
         let base = page.block_addr(i);
         let len = page.block_size;
+        let large = page.class == LARGE;
         let start = base + from.min(len);
-        let end = if len - from.min(len) > budget.saturating_sub(work).max(4096) {
-            let end = start + budget.saturating_sub(work).max(4096);
+        // Pieces end at card boundaries (a large block's base is one).
+        let end = if len - from.min(len) > budget.saturating_sub(work).max(CARD) {
+            let end = (start + budget.saturating_sub(work).max(CARD)).next_multiple_of(CARD);
             rt.major_stack.push((base, end - base));
             end
         } else {
             base + len
         };
         work += end - start;
+        if large {
+            forget_changed_cards(&mut rt.cards, base, start, end);
+        }
         let mut a = start;
         while a + 8 <= end {
             // SAFETY: block `i` of in-use pointer page `id` is allocated (its
@@ -1415,6 +1420,41 @@ fn mark_old(rt: &mut Rt, budget: usize, deadline: Option<Duration>) -> usize {
         }
     }
     work
+}
+
+/// A mark slice reads `start..end` (whole cards) of the large block at
+/// `base`: the cards whose words are not the ones a minor collection last
+/// read (their checksum, kept in `cards`) lose their checksum, so the next
+/// minor collection reads them (greying what they point at) even if they
+/// are changed back to those words by then. A minor collection skips a
+/// card during a cycle because what it points at was greyed by the cycle
+/// or will be: read by the minor collection that kept the checksum
+/// (greying), or by the slices, which read the block after it (or have
+/// yet to). A slice that read other words greyed other blocks: the ones
+/// the checksum's words point at may have been held meanwhile only where
+/// no collection looks (a young block, or a root between two pauses), and
+/// be back in the card when the next minor collection finds the checksum
+/// it kept.
+fn forget_changed_cards(
+    cards: &mut std::collections::BTreeMap<usize, Box<[Option<u64>]>>,
+    base: usize,
+    start: usize,
+    end: usize,
+) {
+    let Some(sums) = cards.get_mut(&base) else {
+        return;
+    };
+    let mut lo = start;
+    while lo < end {
+        let hi = (lo + CARD).min(end);
+        let c = (lo - base) / CARD;
+        if let Some(sum) = sums.get_mut(c) {
+            if sum.is_some() && *sum != Some(crate::barrier::checksum(lo, hi)) {
+                *sum = None;
+            }
+        }
+        lo = hi;
+    }
 }
 
 /// Greys the old block a stack word points into, and the one it is one
@@ -1535,7 +1575,10 @@ pub const CARD: usize = 4096;
 /// greying either: its words are those the cycle reads when it scans the
 /// block itself (if it is reachable), and a card written since its last
 /// minor collection, before or after the cycle blackened the block, has
-/// another checksum and is read again, greying what it points at.
+/// another checksum and is read again, greying what it points at. A mark
+/// slice that read other words than a card's checksum's forgets it
+/// (`forget_changed_cards`): changed back since, the card would be
+/// skipped with the blocks it points at again never greyed.
 fn scan_remembered(rt: &mut Rt, base: usize, m: &mut Marker) {
     let Some((id, i)) = rt.heap.lookup(base) else {
         return;
