@@ -486,6 +486,21 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
         Ok(read) => read,
         Err(read) => return step_stack(rt, m, read, start, cpu_start),
     };
+    if rt.stepped {
+        // A pointer block an earlier step of this collection promoted that
+        // the roots read now hold: code in those frames may have stored
+        // young pointers into it since, without the barrier (it allocated
+        // the block, young then). Marking stops at an old block: read it
+        // again.
+        for h in 0..m.held.len() {
+            if let Some((id, i)) = rt.heap.lookup(m.held[h]) {
+                let page = &rt.heap.pages[id];
+                if Page::bit(&page.stepped, i) {
+                    m.stack.push((page.block_addr(i), page.block_size));
+                }
+            }
+        }
+    }
     if kind == Kind::Final {
         prepare_sweep_all(rt);
     }
@@ -769,7 +784,9 @@ fn mark_roots_watermarked(
 /// without the barrier; the step that reads those frames would see it
 /// held but old, and marking would stop there. So the pointer blocks a
 /// step promotes are marked `Page::stepped`, which `note_held` takes as
-/// young until the collection completes.
+/// young until the collection completes, and the pause that completes it
+/// reads again each one the roots it reads hold (`collect_inner`): what
+/// was stored into it since the step is young and reached only through it.
 fn step_stack(rt: &mut Rt, mut m: Marker, read: usize, start: Instant, cpu_start: Duration) {
     m.keep_promoted = true;
     // A step reads only words above barriers, which no later minor
