@@ -8,6 +8,7 @@
 
 use rt::helpers::io::io_reason;
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use ir::{
@@ -204,6 +205,12 @@ pub(crate) struct Interp<'p> {
     /// position: the constructor ends the token after its arguments, as
     /// natively (an argument that traps leaves the token unreused).
     pub(crate) reuse: Option<(ExprId, Value, Site)>,
+    /// The program's effects (made when first needed) and, per function,
+    /// the `enumerate`/`zip` stages whose tuples the native backend never
+    /// builds (`ir::fusion::Plan::unbuilt_tuples`): here they are no heap
+    /// blocks either, so both backends count the same blocks.
+    pub(crate) effects: Option<ir::effects::Effects>,
+    pub(crate) unbuilt_tuples: HashMap<FnId, HashSet<ExprId>>,
 }
 
 /// The oracle's and the drop counters' figures for one kind of block.
@@ -235,6 +242,27 @@ fn idx(l: LocalId) -> usize {
 
 impl<'p> Interp<'p> {
     // ------------------------------------------------------------ helpers
+
+    /// Whether the tuples `enumerate`/`zip` call `e` of function `f` makes
+    /// are never built natively (see `unbuilt_tuples`).
+    pub(crate) fn tuples_unbuilt(&mut self, f: FnId, e: ExprId) -> bool {
+        if !self.unbuilt_tuples.contains_key(&f) {
+            let prog = self.prog;
+            let effects = self
+                .effects
+                .get_or_insert_with(|| ir::effects::Effects::of(prog));
+            let plan = ir::fusion::Plan::of(prog, effects, f);
+            let set = prog
+                .body(f)
+                .exprs
+                .iter()
+                .map(|(x, _)| x)
+                .filter(|&x| plan.unbuilt_tuples(x).is_some())
+                .collect();
+            self.unbuilt_tuples.insert(f, set);
+        }
+        self.unbuilt_tuples[&f].contains(&e)
+    }
 
     pub(crate) fn trap<T>(&self, fr: &Frame, e: ExprId, msg: String) -> R<T> {
         Err(Box::new(Ctrl::Trap(msg, fr.smap.expr(e).start)))

@@ -329,6 +329,8 @@ fn run_on_this_thread(
         counts: Default::default(),
         lending: opts.oracle,
         reuse: None,
+        effects: None,
+        unbuilt_tuples: Default::default(),
     };
     let exit_code = match program.main() {
         None => {

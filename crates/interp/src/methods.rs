@@ -448,9 +448,10 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
         ListEnumerate => {
             let items = list_of(&recv)?.items();
             let mut out = Vec::with_capacity(items.len());
+            let heap = !it.tuples_unbuilt(fr.f, e);
             for (i, x) in items.into_iter().enumerate() {
                 it.share(&x);
-                out.push(Value::tuple(vec![Value::Int(i as i64), x], site));
+                out.push(Value::pair([Value::Int(i as i64), x], site, heap));
             }
             Value::List(it.new_list(out, site))
         }
@@ -458,10 +459,11 @@ fn list_method<'p>(it: &mut Interp<'p>, fr: &mut Frame<'p>, c: Call) -> R<Value>
             let xs = list_of(&recv)?.items();
             let ys = list_of(&arg(&args, 0))?.items();
             let mut out = Vec::with_capacity(xs.len().min(ys.len()));
+            let heap = !it.tuples_unbuilt(fr.f, e);
             for (x, y) in xs.into_iter().zip(ys) {
                 it.share(&x);
                 it.share(&y);
-                out.push(Value::tuple(vec![x, y], site));
+                out.push(Value::pair([x, y], site, heap));
             }
             Value::List(it.new_list(out, site))
         }

@@ -407,14 +407,27 @@ pub(crate) struct TupleVal {
 
 impl TupleVal {
     pub(crate) fn new(items: Box<[Value]>, site: Site) -> TupleVal {
-        let charge = Charge::new(
-            limit::fields_bytes(0, &items),
-            limit::rc_with_values::<TupleVal>(items.len()),
-        );
-        made(false);
+        TupleVal::made(items, site, true)
+    }
+
+    /// A tuple; with `heap` false, one the native backend never builds
+    /// (its components are bound directly): no block, nothing counted.
+    fn made(items: Box<[Value]>, site: Site, heap: bool) -> TupleVal {
+        let native = if heap {
+            limit::fields_bytes(0, &items)
+        } else {
+            0
+        };
+        let charge = Charge::new(native, limit::rc_with_values::<TupleVal>(items.len()));
+        if heap {
+            made(false);
+        }
         TupleVal {
             items,
-            meta: CellMeta::new(site),
+            meta: CellMeta {
+                heap,
+                ..CellMeta::new(site)
+            },
             _charge: charge,
         }
     }
@@ -558,6 +571,12 @@ impl Value {
     /// A tuple made at `site`.
     pub(crate) fn tuple(items: Vec<Value>, site: Site) -> Value {
         Value::Tuple(Rc::new(TupleVal::new(items.into(), site)))
+    }
+
+    /// A pair made at `site` by `enumerate`/`zip`; `heap` false: one the
+    /// native backend never builds.
+    pub(crate) fn pair(items: [Value; 2], site: Site, heap: bool) -> Value {
+        Value::Tuple(Rc::new(TupleVal::made(Box::new(items), site, heap)))
     }
 
     /// `Some(v)` made at `site`.

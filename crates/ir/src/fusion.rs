@@ -32,7 +32,7 @@
 
 use crate::effects::{Effect, Effects};
 use crate::{
-    BinOp, Body, ExprId, ExprKind, LocalId, Method, PatKind, Program, StmtId, StmtKind, Ty,
+    BinOp, Body, ExprId, ExprKind, LocalId, Method, PatId, PatKind, Program, StmtId, StmtKind, Ty,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -260,6 +260,15 @@ pub struct Plan {
     /// so no trap call chain can show its frame, and its body has no
     /// `return` (which would leave the lambda only).
     inline_lambdas: HashSet<ExprId>,
+    /// `enumerate`/`zip` stages of fused chains whose tuples are never
+    /// built -> the lambda that receives them: it is lowered in place and
+    /// only reads their fields (`p.0`, `p.1`), so its parameter is bound
+    /// to the two components. The interpreter asks too (its tuples there
+    /// are no heap blocks), so both backends count the same blocks.
+    unbuilt_tuples: HashMap<ExprId, ExprId>,
+    /// The lambdas of `unbuilt_tuples` -> their parameter bound to the
+    /// components.
+    tuple_params: HashMap<ExprId, LocalId>,
     /// The `let`s fused chains read through (their inits never run there).
     let_stmts: HashMap<StmtId, usize>,
     let_locals: HashMap<LocalId, usize>,
@@ -322,7 +331,82 @@ impl Plan {
                 }
             }
         }
+        plan.find_unbuilt_tuples(body);
         plan
+    }
+
+    /// For each fused chain's `enumerate`/`zip` stage: the part that
+    /// receives its tuples (past `take`/`drop`, which pass them on
+    /// untouched) is a `map` stage, or a `map`, `fold`, `any` or `all`
+    /// consumer, whose lambda is lowered in place and only reads the
+    /// tuple's fields. Anything else (a filter, which passes the tuple on;
+    /// `find`, which returns it; a `for`) builds it.
+    fn find_unbuilt_tuples(&mut self, body: &Body) {
+        let mut found = Vec::new();
+        for c in self.chains.iter().filter(|c| c.fused()) {
+            for (i, &s) in c.stages.iter().enumerate() {
+                if !matches!(
+                    method_of(body, s),
+                    Some(Method::ListEnumerate | Method::ListZip)
+                ) {
+                    continue;
+                }
+                let next = c.stages[i + 1..]
+                    .iter()
+                    .copied()
+                    .find(|&x| {
+                        !matches!(
+                            method_of(body, x),
+                            Some(Method::ListTake | Method::ListDrop)
+                        )
+                    })
+                    .or(match c.consumer {
+                        Consumer::Method(e) => Some(e),
+                        Consumer::For(..) => None,
+                    });
+                let Some(next) = next else { continue };
+                let ExprKind::Method { method, args, .. } = &body[next].kind else {
+                    continue;
+                };
+                let (arg, param) = match method {
+                    Method::ListMap | Method::ListAny | Method::ListAll => (args.first(), 0),
+                    Method::ListFold => (args.get(1), 1),
+                    _ => continue,
+                };
+                let Some(&lam) = arg else { continue };
+                if !self.inline_lambdas.contains(&lam) {
+                    continue;
+                }
+                let ExprKind::Lambda {
+                    params, body: lb, ..
+                } = &body[lam].kind
+                else {
+                    continue;
+                };
+                let Some(&p) = params.get(param) else {
+                    continue;
+                };
+                if fields_only(body, *lb, p) {
+                    found.push((s, lam, p));
+                }
+            }
+        }
+        for (s, lam, p) in found {
+            self.unbuilt_tuples.insert(s, lam);
+            self.tuple_params.insert(lam, p);
+        }
+    }
+
+    /// The lambda that receives the tuples `enumerate`/`zip` stage `e`
+    /// never builds, when it never builds them.
+    pub fn unbuilt_tuples(&self, e: ExprId) -> Option<ExprId> {
+        self.unbuilt_tuples.get(&e).copied()
+    }
+
+    /// The parameter of lambda `e` bound to the components of a tuple
+    /// that is never built (see `unbuilt_tuples`).
+    pub fn tuple_param(&self, e: ExprId) -> Option<LocalId> {
+        self.tuple_params.get(&e).copied()
     }
 
     /// The method whose function argument the capturing lambda `e` is,
@@ -946,6 +1030,49 @@ impl Lets {
         }
         Ok(link)
     }
+}
+
+/// Whether `e` uses local `p` only as the base of field reads (`p.0`)
+/// or as what a tuple pattern takes apart (`let (a, b) = p`, `match p
+/// { (a, b) => .. }`, where each arm's pattern is a tuple pattern or
+/// `_`): no other read (a call's argument, a stored or returned value),
+/// no capture, no assignment, no drop.
+fn fields_only(body: &Body, e: ExprId, p: LocalId) -> bool {
+    let is_p = |x: ExprId| matches!(body[x].kind, ExprKind::Local(l) if l == p);
+    let tuple_pat = |q: PatId| matches!(body.pats[q].kind, PatKind::Tuple(_) | PatKind::Wild);
+    let mut read = HashSet::new();
+    let mut locals = Vec::new();
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        match &body[x].kind {
+            ExprKind::Field { base, .. } if is_p(*base) => {
+                read.insert(*base);
+            }
+            ExprKind::Match { scrutinee, arms }
+                if is_p(*scrutinee) && arms.iter().all(|a| tuple_pat(a.pat)) =>
+            {
+                read.insert(*scrutinee);
+            }
+            ExprKind::Local(l) if *l == p => locals.push(x),
+            ExprKind::Lambda { captures, .. } if captures.contains(&p) => return false,
+            ExprKind::Block { stmts, .. } => {
+                for s in stmts {
+                    match &body[*s].kind {
+                        StmtKind::Let { pat, init } if is_p(*init) && tuple_pat(*pat) => {
+                            read.insert(*init);
+                        }
+                        StmtKind::Assign { local, .. } if *local == p => return false,
+                        StmtKind::Drop(d) if d.local == p => return false,
+                        StmtKind::Clear { local, .. } if *local == p => return false,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        push_all(body, x, &mut stack);
+    }
+    locals.iter().all(|x| read.contains(x))
 }
 
 /// Every local `e` names (lambda captures included).

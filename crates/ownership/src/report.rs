@@ -228,6 +228,12 @@ pub enum FateKind {
     /// A lambda written as an argument of this method, which only calls
     /// it during the call: its closure is built in the caller's frame.
     FrameClosure(Method),
+    /// The tuples of a fused `enumerate`/`zip`: the lambda at offset
+    /// `lambda`, lowered in place, only reads their fields, which are
+    /// bound to it directly.
+    TuplesUnbuilt {
+        lambda: u32,
+    },
     /// Not owned deep: the collector's.
     CellShared(Shared),
     /// A closure only called: its block is freed after `at` (the last use
@@ -282,6 +288,7 @@ impl FateKind {
             self,
             FateKind::NeverBuilt
                 | FateKind::FrameClosure(_)
+                | FateKind::TuplesUnbuilt { .. }
                 | FateKind::IteratedInPlace(_)
                 | FateKind::PiecesInPlace { .. }
                 | FateKind::Fused(_)
@@ -343,6 +350,10 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
         FateKind::StaticClosure => {
             "never built: it captures nothing, so one static closure serves every evaluation".into()
         }
+        FateKind::TuplesUnbuilt { lambda } => format!(
+            "never built: the lambda at {} only reads its fields",
+            pos(*lambda)
+        ),
         FateKind::FrameClosure(m) => format!(
             "never built in the heap: only {} calls it, during the call, so it lives in the caller's frame",
             m.name()
@@ -637,13 +648,20 @@ pub fn fates(
                 allocates,
             });
             if let Some(m) = tuples {
+                let (fate, allocates) = match d.fusion.unbuilt_tuples(e) {
+                    Some(lam) => {
+                        let lambda = d.sm.expr(lam).start;
+                        (FateKind::TuplesUnbuilt { lambda }, false)
+                    }
+                    None => (FateKind::NotFreeable, true),
+                };
                 out.push(Fate {
                     func: f,
                     expr: e,
                     offset: d.sm.expr(e).start,
                     what: SiteKind::Tuples(m),
-                    fate: FateKind::NotFreeable,
-                    allocates: true,
+                    fate,
+                    allocates,
                 });
             }
         }

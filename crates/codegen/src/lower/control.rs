@@ -39,10 +39,21 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             // A fused chain reads through this `let`: its init runs where
             // the chain does, and the local is never read.
             StmtKind::Let { .. } if self.plan.let_fused(s).is_some() => {}
-            StmtKind::Let { pat, init } => {
-                let v = self.expr(*init)?;
-                self.bind(*pat, &v);
-            }
+            StmtKind::Let { pat, init } => match self.unbuilt_parts(*init) {
+                Some(parts) => {
+                    let never = self.b.create_block();
+                    self.test_parts(*pat, &parts, never);
+                    let cont = self.b.create_block();
+                    self.b.ins().jump(cont, &[]);
+                    self.b.switch_to_block(never);
+                    self.unreachable();
+                    self.b.switch_to_block(cont);
+                }
+                None => {
+                    let v = self.expr(*init)?;
+                    self.bind(*pat, &v);
+                }
+            },
             StmtKind::Var { local, init } => {
                 let v = self.expr(*init)?;
                 self.def_local(*local, &v);
@@ -258,6 +269,25 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     }
 
     /// Binds an irrefutable pattern (let, for, lambda-free positions).
+    /// The components of the tuple `e` names when it is never built (the
+    /// parameter of an inlined lambda, `Plan::tuple_param`).
+    fn unbuilt_parts(&self, e: ExprId) -> Option<Vec<Vals>> {
+        match self.body[e].kind {
+            ExprKind::Local(l) => self.param_parts.get(&l).cloned(),
+            _ => None,
+        }
+    }
+
+    /// `test_pat` of a tuple never built, given its components: the plan
+    /// lets only a tuple pattern or `_` take it apart.
+    fn test_parts(&mut self, pat: PatId, parts: &[Vals], fail: clif::Block) {
+        if let PatKind::Tuple(ps) = &self.body[pat].kind {
+            for (sub, v) in ps.clone().into_iter().zip(parts) {
+                self.test_pat(sub, v, fail);
+            }
+        }
+    }
+
     pub(super) fn bind(&mut self, pat: PatId, v: &[Value]) {
         let never = self.b.create_block();
         self.test_pat(pat, v, never);
@@ -426,7 +456,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         arms: &[MatchArm],
         ty: &Ty,
     ) -> Option<Vals> {
-        // A tuple literal taken apart: the words of each element.
+        // A tuple literal taken apart: the words of each element; or a
+        // tuple never built: its components.
         let parts = match tuple_parts(self.body, scrutinee, arms) {
             Some(xs) => {
                 let mut vals = Vec::with_capacity(xs.len());
@@ -435,7 +466,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 }
                 Some(vals)
             }
-            None => None,
+            None => self.unbuilt_parts(scrutinee),
         };
         let v = match parts {
             Some(_) => Vec::new(),
@@ -449,15 +480,9 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let mut reached = false;
         for arm in arms {
             let fail = self.b.create_block();
-            match (&parts, &self.body[arm.pat].kind) {
-                (None, _) => self.test_pat(arm.pat, &v, fail),
-                (Some(vals), PatKind::Tuple(ps)) => {
-                    for (&p, fv) in ps.iter().zip(vals) {
-                        self.test_pat(p, fv, fail);
-                    }
-                }
-                // `tuple_parts` admits only tuple patterns and wildcards.
-                (Some(_), _) => {}
+            match &parts {
+                Some(parts) => self.test_parts(arm.pat, parts, fail),
+                None => self.test_pat(arm.pat, &v, fail),
             }
             if let Some(r) = self.expr(arm.body) {
                 let r = self.fit(r, n);

@@ -56,6 +56,11 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             } => self.at_call(e, None, |s| s.method(e, *method, *receiver, args, &ty)),
             ExprKind::Index { base, index } => self.index(e, *base, *index, &ty),
             ExprKind::Field { base, index } => {
+                if let ExprKind::Local(l) = self.body[*base].kind {
+                    if let Some(parts) = self.param_parts.get(&l) {
+                        return parts.get(*index as usize).cloned();
+                    }
+                }
                 let bty = self.body[*base].ty.clone();
                 let v = self.expr(*base)?;
                 let ftys: Vec<Ty> = match &bty {
@@ -584,7 +589,22 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             .map(|(c, v)| (c, self.lets.insert(c, v)))
             .collect();
         let mut at = 0;
+        let unbuilt = self.plan.tuple_param(lam);
+        let mut parts_saved = None;
         for l in params {
+            if let (Some(p), Ty::Tuple(ts)) = (unbuilt, &self.body[l].ty) {
+                if p == l {
+                    // The tuple is never built: its components come instead.
+                    let mut parts = Vec::new();
+                    for t in ts.iter() {
+                        let end = (at + words(t)).min(args.len());
+                        parts.push(args[at.min(end)..end].to_vec());
+                        at = end;
+                    }
+                    parts_saved = Some((l, self.param_parts.insert(l, parts)));
+                    continue;
+                }
+            }
             let n = words(&self.body[l].ty);
             let end = (at + n).min(args.len());
             self.def_local(l, &args[at.min(end)..end]);
@@ -604,6 +624,12 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             match old {
                 Some(v) => self.lets.insert(c, v),
                 None => self.lets.remove(&c),
+            };
+        }
+        if let Some((l, old)) = parts_saved {
+            match old {
+                Some(v) => self.param_parts.insert(l, v),
+                None => self.param_parts.remove(&l),
             };
         }
         self.fit(out, words(&r).max(1))

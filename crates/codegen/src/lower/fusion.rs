@@ -47,10 +47,12 @@ enum Stage {
         f: Value,
         fty: Ty,
     },
-    /// Pairs the element with a count of the elements so far.
+    /// Pairs the element with a count of the elements so far. `site`:
+    /// None when the tuple is never built (`Plan::unbuilt_tuples`): the
+    /// two components go on as the element.
     Enumerate {
         n: Variable,
-        site: Value,
+        site: Option<Value>,
         tys: [Ty; 2],
     },
     /// Pairs the element with the other side's element at the same place
@@ -60,7 +62,7 @@ enum Stage {
         lo: Value,
         list: Option<Ty>,
         len: Value,
-        site: Value,
+        site: Option<Value>,
         tys: [Ty; 2],
     },
     Take {
@@ -215,7 +217,7 @@ impl Lowerer<'_, '_, '_> {
                 }
                 Method::ListEnumerate => Stage::Enumerate {
                     n: counter(self),
-                    site: self.tuple_site(e),
+                    site: self.pair_site(e),
                     tys: [Ty::Int, ety.clone()],
                 },
                 Method::ListZip => {
@@ -237,7 +239,7 @@ impl Lowerer<'_, '_, '_> {
                         lo,
                         list,
                         len,
-                        site: self.tuple_site(e),
+                        site: self.pair_site(e),
                         tys: [ety.clone(), bty],
                     }
                 }
@@ -461,9 +463,24 @@ impl Lowerer<'_, '_, '_> {
         vec![q, k]
     }
 
+    /// The site of the tuples `enumerate`/`zip` stage `e` makes (None:
+    /// never built, see `Plan::unbuilt_tuples`).
+    fn pair_site(&mut self, e: ExprId) -> Option<Value> {
+        if self.plan.unbuilt_tuples(e).is_some() {
+            return None;
+        }
+        Some(self.tuple_site(e))
+    }
+
     /// A new tuple of two values (at `site`), as `enumerate` and `zip`
-    /// make them.
-    fn tuple_of(&mut self, tys: &[Ty; 2], vals: &[Vals; 2], site: Value) -> Vals {
+    /// make them; with no site, the two values' words one after the other
+    /// (a tuple never built, bound by `apply` to its reader's parameter).
+    fn tuple_of(&mut self, tys: &[Ty; 2], vals: &[Vals; 2], site: Option<Value>) -> Vals {
+        let Some(site) = site else {
+            let mut out = self.fit(vals[0].clone(), words(&tys[0]));
+            out.extend(self.fit(vals[1].clone(), words(&tys[1])));
+            return out;
+        };
         let (offs, total) = offsets(tys.iter());
         let p = self.alloc(total, site);
         for (i, v) in vals.iter().enumerate() {

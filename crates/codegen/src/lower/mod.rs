@@ -257,6 +257,9 @@ pub struct Lowerer<'a, 'm, 'f> {
     /// Lambdas lowered in place of their calls (`Plan::inline_lambda`),
     /// met as a method's argument: the values of their captures there.
     inlined: HashMap<ExprId, Vec<(LocalId, Vals)>>,
+    /// Parameters of inlined lambdas bound to the components of a tuple
+    /// that is never built (`Plan::tuple_param`): their field reads.
+    param_parts: HashMap<LocalId, Vec<Vals>>,
 }
 
 fn ba(vals: &[Value]) -> Vec<BlockArg> {
@@ -311,6 +314,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             probes: HashMap::new(),
             reuse: None,
             inlined: HashMap::new(),
+            param_parts: HashMap::new(),
         }
     }
 
