@@ -121,6 +121,13 @@ fn stable(cx: &ownership::reason::Cx, r: DropReason) -> String {
         DropReason::Temp { reader: x, deep } => format!("Temp({}, deep={deep})", reader(x)),
         DropReason::CellTemp(x) => format!("CellTemp({})", reader(x)),
         DropReason::CellTempShallow(x) => format!("CellTempShallow({})", reader(x)),
+        // The offset a read after the constructor names moves with the
+        // function: its kind only.
+        DropReason::UpdateFreed { local, deep, why } => {
+            let why = format!("{why:?}");
+            let kind = why.split('(').next().unwrap_or("");
+            format!("UpdateFreed({local:?}, deep={deep}, {kind})")
+        }
         // No variant below holds an id from outside the function.
         DropReason::LastUse { .. }
         | DropReason::BuilderPiece(_)
@@ -134,6 +141,7 @@ fn stable(cx: &ownership::reason::Cx, r: DropReason) -> String {
         | DropReason::DeadValue(_)
         | DropReason::DeadField(_)
         | DropReason::Reused { .. }
+        | DropReason::UpdateReused { .. }
         | DropReason::TokenPassed { .. }
         | DropReason::HandedTokenFreed(_)
         | DropReason::SetInPlace(_) => format!("{r:?}"),

@@ -1819,6 +1819,7 @@ impl<'p> Interp<'p> {
         match old {
             OldValue::Keep => {}
             OldValue::Free { deep } => self.free(&old_v, deep, at)?,
+            OldValue::FreeCell { deep, .. } => self.free(&old_v, deep, at)?,
             OldValue::FreeIfMoved => {
                 let moved = match (&old_v, fr.get(local)) {
                     (Value::List(a), Value::List(b)) => match (&a.buf, &b.buf) {

@@ -599,6 +599,11 @@ pub enum OldValue {
     Free { deep: bool },
     /// Free the old buffer only if `x := x.push(..)` / `x.concat(..)` moved.
     FreeIfMoved,
+    /// Free the old cell after the new value exists: an owned-deep var
+    /// whose old value the right side only read (`deep`: every block it
+    /// owns too), or moved some fields of into the new value (its block
+    /// only). `reason` indexes the ownership pass's decision table.
+    FreeCell { deep: bool, reason: u32 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

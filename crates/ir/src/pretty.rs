@@ -359,6 +359,14 @@ impl<'a> Printer<'a> {
                     OldValue::Free { deep: false } => self.out.push_str("  [free old]"),
                     OldValue::Free { deep: true } => self.out.push_str("  [free old deep]"),
                     OldValue::FreeIfMoved => self.out.push_str("  [free old if moved]"),
+                    OldValue::FreeCell { deep, reason } => {
+                        self.out.push_str(if *deep {
+                            "  [free old deep]"
+                        } else {
+                            "  [free old]"
+                        });
+                        self.reason(*reason);
+                    }
                 }
             }
             StmtKind::Expr(e) => self.expr(*e),

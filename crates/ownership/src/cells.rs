@@ -53,6 +53,21 @@
 //!   parameter is a consuming use. The versions are separate functions of
 //!   the analysed program (`ins#owning`), made only where some call runs
 //!   them. Calls through function values run the sharing version.
+//! - Var updates: an update that moves the old value into the new one
+//!   (`l := Cons(i, l)`, `t := ins(t, k)`) consumes it. One that only
+//!   reads it (borrows whose loans end within the update) or moves some of
+//!   its fields into the new value (`s := R { f: s.f, .. }`, stored through
+//!   constructors) leaves it dead once the new value exists: the first
+//!   constructor of its size class on the update's straight-line path is
+//!   built in its block when the var's values are all blocks of that class
+//!   (with no field holding a block, unless fields move), everything lent
+//!   is done before it and nothing can leave the update; else the old
+//!   value is freed (deep, or its block alone when fields moved) after the
+//!   assignment (`OldEnd`, per update). What a borrow lends is done before
+//!   an update frees or consumes the value it read, else that update
+//!   leaves the value to the collector; a loop around the update and the
+//!   loan's use that the borrow was made before runs the use again after
+//!   it. The last value lives until the last update too.
 //! - Consuming uses may be several when they are on different paths (the
 //!   branches of an `if`, the arms of a `match`); a read is done before a
 //!   consuming use when evaluation finishes it first (an earlier statement,
@@ -131,6 +146,9 @@ pub enum Shared {
     /// Matched by an arm that names the whole value (at the offset): a
     /// second reference to its block.
     NamedWhole(u32),
+    /// A var whose update consumes it may be left (a `break` or
+    /// `continue` at the offset) with the var still naming the value.
+    LeftEarly(u32),
 }
 
 /// How an owned-deep local ends.
@@ -149,6 +167,56 @@ pub enum CellEnd {
     /// ins(t, k)`), and whose last value is shared by the use at `at`
     /// after every update: left for the collector.
     Kept { at: u32 },
+}
+
+/// What an update `x := v` of an owned-deep var does with the value it
+/// replaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OldEnd {
+    /// Moved into the new value (`x := Cons(.., x)`, `x := f(x)`).
+    MovedIn,
+    /// Read only within the update (`moved`: but for fields moved into
+    /// the new value): the constructor given is built in its block.
+    Reused { by: ExprId, moved: bool },
+    /// Read only within the update: freed deep once the new value exists
+    /// (and why its block is not reused).
+    Freed(NoReuse),
+    /// Some of its fields move into the new value, the others are only
+    /// read within the update: its block alone is freed once the new value
+    /// exists (and why it is not reused).
+    FreedBlock(NoReuse),
+    /// Left to the collector: what it lent is used after the update.
+    Kept(Shared),
+}
+
+/// Why the old value of a var, read only within its update, is freed
+/// rather than built into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NoReuse {
+    /// Its type's values differ in size (variants) or may be static data.
+    Sizes,
+    /// Its fields may hold blocks, which a reuse would leave to the
+    /// collector.
+    FieldsHoldBlocks,
+    /// No constructor of its size class on the update's straight-line path.
+    NoCtor,
+    /// Read (at the offset) once the constructor of its class is built.
+    ReadAfterCtor(u32),
+    /// That constructor builds in another token's block.
+    CtorTaken,
+    /// The update may be left before it assigns (a `return`, `break` or
+    /// `continue` at the offset).
+    MayLeave(u32),
+}
+
+/// One update of an owned-deep var and what it does with the old value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Update {
+    pub stmt: ir::StmtId,
+    pub value: ExprId,
+    /// The assignment's offset.
+    pub at: u32,
+    pub old: OldEnd,
 }
 
 /// Where a reuse token goes in an arm: the constructors of its size class
@@ -304,6 +372,8 @@ pub struct Cells<'a, 'd> {
     /// Where each local handed on or shared on some paths only is dropped
     /// on the others.
     path_drops: RefCell<HashMap<LocalId, Vec<PathDrop>>>,
+    /// Per owned-deep var, what each update does with the old value.
+    olds: RefCell<HashMap<LocalId, Vec<Update>>>,
     /// Which versions take a reuse token of which size classes (none
     /// while the table is being made).
     tokens: Option<&'a TokenTable>,
@@ -413,6 +483,7 @@ impl<'a, 'd> Cells<'a, 'd> {
             owned_params,
             consumed_at: RefCell::default(),
             path_drops: RefCell::default(),
+            olds: RefCell::default(),
             tokens: None,
         }
     }
@@ -493,6 +564,19 @@ impl<'a, 'd> Cells<'a, 'd> {
         }
         if !deep_type(self.items, ty) {
             return Err(Shared::TypeNotDeep);
+        }
+        // A field of an owned var's old value moving into its new one:
+        // owned while the var is (assumed so while its own decision is
+        // made).
+        if let ExprKind::Field { base, .. } = &body[e].kind {
+            if let ExprKind::Local(x) = body[*base].kind {
+                if self.moves_field(x, *base) {
+                    if matches!(self.own_memo.borrow().get(&x), Some(None)) {
+                        return Ok(());
+                    }
+                    return self.own(x).map(|_| ());
+                }
+            }
         }
         match ty {
             Ty::Str => {
@@ -633,12 +717,11 @@ impl<'a, 'd> Cells<'a, 'd> {
         // consumes the value before it, at the call or constructor the old
         // value goes to (with the assigned value around it).
         let mut updates: Vec<(ExprId, ExprId)> = Vec::new();
-        let has_updates = var
-            && l.uses
-                .iter()
-                .any(|u| self.consuming(u) && self.in_own_update(x, u.expr));
+        // Every update either consumes the value before it or frees it
+        // (when it only reads it), as decided per update below.
+        let has_updates = var && !l.assigns.is_empty();
         // A use in a later statement of the var's block than every
-        // assignment sees only its last value, which no update consumes.
+        // assignment sees only its last value, which no update replaces.
         let after_updates = |u: &Use| {
             has_updates
                 && u.index
@@ -651,6 +734,9 @@ impl<'a, 'd> Cells<'a, 'd> {
         // on its own path: it is dropped on the paths reaching none.
         let mut shares: Vec<(&Use, Shared)> = Vec::new();
         let mut lends: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
+        // Fields of the old value moved into the new one: (the update's
+        // value, the field's index, the use).
+        let mut moves: Vec<(ExprId, u32, &Use)> = Vec::new();
         for u in &l.uses {
             if u.foreign {
                 return Err(Shared::InClosure(u.at));
@@ -698,6 +784,15 @@ impl<'a, 'd> Cells<'a, 'd> {
                             shares.push((u, why));
                             continue;
                         }
+                        // `x := R { f: x.f, .. }`: a field of the old value
+                        // moves into the new one (read before a constructor
+                        // builds in the old block, as a borrow is).
+                        if let Some((value, field)) = self.field_move(x, u) {
+                            moves.push((value, field, u));
+                            note(index_of(u), u.at);
+                            lends.push((u.expr, vec![u.expr]));
+                            continue;
+                        }
                         return Err(why);
                     }
                     // `x := Cons(.., x)`: the old value moves into the new.
@@ -716,6 +811,11 @@ impl<'a, 'd> Cells<'a, 'd> {
                         if let Some(a) =
                             l.assigns.iter().find(|a| self.d.is_within(u.expr, a.value))
                         {
+                            // A `break` or `continue` out of the update
+                            // would leave the var naming the value it took.
+                            if let Some(at) = self.leaves(a.value, false) {
+                                return Err(Shared::LeftEarly(at));
+                            }
                             let c = self.consumer(u.expr).map_or(u.expr, |p| p.0);
                             updates.push((c, a.value));
                         }
@@ -756,12 +856,56 @@ impl<'a, 'd> Cells<'a, 'd> {
                 }
             }
         }
+        // A field moves once into the new value, which the old value
+        // itself does not move into.
+        for (i, &(value, field, u)) in moves.iter().enumerate() {
+            let again = moves[i + 1..].iter().find(|(v, f, w)| {
+                *v == value && *f == field && self.order(u.expr, w.expr) != Order::Exclusive
+            });
+            if let Some(w) = again {
+                return Err(Shared::UsedTwice(u.at.min(w.2.at), u.at.max(w.2.at)));
+            }
+            let whole = l.uses.iter().find(|w| {
+                self.d.is_within(w.expr, value)
+                    && self.consuming(w)
+                    && self.in_own_update(x, w.expr)
+            });
+            if let Some(w) = whole {
+                return Err(Shared::UsedTwice(u.at.min(w.at), u.at.max(w.at)));
+            }
+        }
+        // The updates that only read the value they replace, or move some
+        // of its fields into the new one, free it.
+        let olds = if var {
+            let moved: Vec<ExprId> = moves.iter().map(|m| m.0).collect();
+            self.old_ends(x, &lends, &moved)
+        } else {
+            Vec::new()
+        };
+        let frees = olds.iter().any(|u| {
+            matches!(
+                u.old,
+                OldEnd::Reused { .. } | OldEnd::Freed(_) | OldEnd::FreedBlock(_)
+            )
+        });
+        // The last value lives until the last update too: a drop before it
+        // would free the value the update replaces.
+        for a in &l.assigns {
+            if let Some(i) = a.index {
+                if last.is_none_or(|(j, _)| i > j) {
+                    last = Some((i, a.at));
+                }
+            }
+        }
         if let Some((at, why)) = kept {
-            return if updates.is_empty() {
-                Err(why)
-            } else {
-                Ok(CellEnd::Kept { at })
-            };
+            if updates.is_empty() && !frees {
+                return Err(why);
+            }
+            self.olds.borrow_mut().insert(x, olds);
+            return Ok(CellEnd::Kept { at });
+        }
+        if var {
+            self.olds.borrow_mut().insert(x, olds);
         }
         if let Some(&(first, why)) = shares.first() {
             // Shared on some paths, handed on on others (each on its own
@@ -914,6 +1058,11 @@ impl<'a, 'd> Cells<'a, 'd> {
     /// both in the operands `c` evaluates before it runs, or both in the
     /// condition of a `while` whose body holds `c`.
     fn lent_before(&self, u: ExprId, e: ExprId, (c, update): (ExprId, ExprId)) -> bool {
+        // A loop around `e` and `c` that reads the value at `u` before it
+        // starts runs `e` again after `c`.
+        if self.loop_apart(u, e, c) {
+            return false;
+        }
         let inside = |x: ExprId| x != c && self.d.is_within(x, c);
         if inside(u) && inside(e) {
             return true;
@@ -932,29 +1081,264 @@ impl<'a, 'd> Cells<'a, 'd> {
         }
     }
 
+    /// Whether a loop (a `while`'s condition and body, a `for`'s body)
+    /// holds `e` and `c` but not `u`.
+    fn loop_apart(&self, u: ExprId, e: ExprId, c: ExprId) -> bool {
+        self.stmts_around(e).into_iter().any(|(s, cur)| {
+            let parts = match s {
+                ir::StmtKind::While { cond, body: wb } => vec![*cond, *wb],
+                ir::StmtKind::For { body: fb, .. } if *fb == cur => vec![*fb],
+                _ => return false,
+            };
+            let within = |x: ExprId| parts.iter().any(|p| self.d.is_within(x, *p));
+            within(c) && !within(u)
+        })
+    }
+
+    /// What each update of owned var `x` that does not move the value it
+    /// replaces into the new one does with it, given the borrows of `x`
+    /// (each use with what it lent): the update only reads it, so it is
+    /// dead once the new value exists. The first constructor of its size
+    /// class on the update's straight-line path is built in its block when
+    /// everything lent is done before that constructor (and its fields
+    /// hold no blocks); else it is freed deep after the update when
+    /// everything lent is done by then; else it is left to the collector.
+    fn old_ends(
+        &self,
+        x: LocalId,
+        lends: &[(ExprId, Vec<ExprId>)],
+        moved: &[ExprId],
+    ) -> Vec<Update> {
+        let Some(l) = self.d.facts.local(x) else {
+            return Vec::new();
+        };
+        let lent_past = |point: ExprId, value: ExprId| {
+            lends.iter().find_map(|(u, lent)| {
+                lent.iter()
+                    .copied()
+                    .find(|e| !self.lent_before(*u, *e, (point, value)))
+            })
+        };
+        let ty = &self.d.body.locals[x].ty;
+        let mut out = Vec::new();
+        for a in &l.assigns {
+            let moved_in = l.uses.iter().any(|u| {
+                self.d.is_within(u.expr, a.value)
+                    && self.consuming(u)
+                    && self.in_own_update(x, u.expr)
+            });
+            // With fields moved out, the fields left behind are only read:
+            // reusing the block or freeing it alone leaves what they hold
+            // to the collector.
+            let fields_moved = moved.contains(&a.value);
+            let class = if fields_moved {
+                self.block_class(ty)
+            } else {
+                self.var_class(ty)
+            };
+            let old = if moved_in {
+                OldEnd::MovedIn
+            } else {
+                let no_reuse = match (class, self.leaves(a.value, true)) {
+                    (Err(w), _) => w,
+                    // Left early once the constructor is built, the
+                    // update would leave the var holding the new block.
+                    (Ok(_), Some(at)) => NoReuse::MayLeave(at),
+                    (Ok(k), None) => match self.reuse_candidate(a.value, k, &[]) {
+                        None => NoReuse::NoCtor,
+                        Some(c) => match lent_past(c, a.value) {
+                            None => {
+                                out.push(Update {
+                                    stmt: a.stmt,
+                                    value: a.value,
+                                    at: a.at,
+                                    old: OldEnd::Reused {
+                                        by: c,
+                                        moved: fields_moved,
+                                    },
+                                });
+                                continue;
+                            }
+                            Some(e) => NoReuse::ReadAfterCtor(self.at(e)),
+                        },
+                    },
+                };
+                match lent_past(a.value, a.value) {
+                    None if fields_moved => OldEnd::FreedBlock(no_reuse),
+                    None => OldEnd::Freed(no_reuse),
+                    Some(e) => OldEnd::Kept(Shared::LentAcrossUpdate(self.at(e), a.at)),
+                }
+            };
+            out.push(Update {
+                stmt: a.stmt,
+                value: a.value,
+                at: a.at,
+                old,
+            });
+        }
+        out
+    }
+
+    /// The size class of every value of a var's type, when its values are
+    /// all blocks of one class whose fields hold no block (a reuse would
+    /// leave those to the collector).
+    fn var_class(&self, ty: &Ty) -> Result<usize, NoReuse> {
+        let items = self.items;
+        let plain = |t: &Ty| is_scalar(t) || never_block(items, t);
+        match ty {
+            Ty::Tuple(es) if es.iter().all(plain) => Ok(size_class(tuple_words(es.iter()))),
+            Ty::Adt(t) => match &items.types[*t].kind {
+                TypeDefKind::Record { fields } if fields.iter().all(|f| plain(&f.1)) => {
+                    Ok(size_class(
+                        fields
+                            .iter()
+                            .map(|f| field_words(&f.1))
+                            .sum::<usize>()
+                            .max(1),
+                    ))
+                }
+                TypeDefKind::Sum { variants } => {
+                    if variants.iter().any(|v| v.fields.is_empty()) {
+                        return Err(NoReuse::Sizes);
+                    }
+                    let mut classes = (0..variants.len())
+                        .map(|i| size_class(variant_words(items, Ctor::User(*t, i as u32), ty)));
+                    let first = classes.next().ok_or(NoReuse::Sizes)?;
+                    if !classes.all(|k| k == first) {
+                        return Err(NoReuse::Sizes);
+                    }
+                    if !variants.iter().all(|v| v.fields.iter().all(plain)) {
+                        return Err(NoReuse::FieldsHoldBlocks);
+                    }
+                    Ok(first)
+                }
+                TypeDefKind::Record { .. } => Err(NoReuse::FieldsHoldBlocks),
+            },
+            Ty::Tuple(_) => Err(NoReuse::FieldsHoldBlocks),
+            _ => Err(NoReuse::Sizes),
+        }
+    }
+
+    /// The first `break` or `continue` (and `return`, with `returns`) in
+    /// `e` outside closures, by offset.
+    fn leaves(&self, e: ExprId, returns: bool) -> Option<u32> {
+        let body = self.d.body;
+        let mut todo = vec![e];
+        let mut found: Option<u32> = None;
+        while let Some(x) = todo.pop() {
+            match &body[x].kind {
+                ExprKind::Return(_) if !returns => todo.extend(ir::visit::children(&body[x].kind)),
+                ExprKind::Return(_) | ExprKind::Break | ExprKind::Continue => {
+                    let at = self.at(x);
+                    found = Some(found.map_or(at, |f| f.min(at)));
+                }
+                ExprKind::Lambda { .. } => {}
+                ExprKind::Block { stmts, tail } => {
+                    for s in stmts {
+                        todo.extend(ir::visit::stmt_children(&body[*s].kind));
+                    }
+                    todo.extend(tail.iter().copied());
+                }
+                k => todo.extend(ir::visit::children(k)),
+            }
+        }
+        found
+    }
+
+    /// The size class of a record's or tuple's block (the only values
+    /// whose fields are read by name or position).
+    fn block_class(&self, ty: &Ty) -> Result<usize, NoReuse> {
+        match ty {
+            Ty::Tuple(es) => Ok(size_class(tuple_words(es.iter()))),
+            Ty::Adt(t) => match &self.items.types[*t].kind {
+                TypeDefKind::Record { fields } => Ok(size_class(
+                    fields
+                        .iter()
+                        .map(|f| field_words(&f.1))
+                        .sum::<usize>()
+                        .max(1),
+                )),
+                TypeDefKind::Sum { .. } => Err(NoReuse::Sizes),
+            },
+            _ => Err(NoReuse::Sizes),
+        }
+    }
+
+    /// Where use `u` of var `x` is the record or tuple whose field (by
+    /// index) a read hands, through constructors only, into the value of
+    /// an update of `x`: that update's value and the field.
+    fn field_move(&self, x: LocalId, u: &Use) -> Option<(ExprId, u32)> {
+        let body = self.d.body;
+        if u.ctx != Ctx::Read(Reader::Field) {
+            return None;
+        }
+        let (c, _) = self.consumer(u.expr)?;
+        let ExprKind::Field { base, index } = body[c].kind else {
+            return None;
+        };
+        if base != u.expr || is_scalar(&body[c].ty) {
+            return None;
+        }
+        let l = self.d.facts.local(x)?;
+        if !l.decl.as_ref().is_some_and(|d| d.var) {
+            return None;
+        }
+        let a = l
+            .assigns
+            .iter()
+            .find(|a| self.d.is_within(u.expr, a.value))?;
+        self.stored_until(c, &mut |p| self.flows_out_of(p, a.value))
+            .then_some((a.value, index))
+    }
+
+    /// Whether `e` is a field read of var `x`'s old value moving into an
+    /// update's new value.
+    fn moves_field(&self, x: LocalId, base: ExprId) -> bool {
+        self.d.facts.local(x).is_some_and(|l| {
+            l.uses
+                .iter()
+                .any(|u| u.expr == base && !u.foreign && self.field_move(x, u).is_some())
+        })
+    }
+
+    /// What each update of owned-deep var `x` does with the value it
+    /// replaces (empty when `x` is not an owned-deep var).
+    pub fn updates(&self, x: LocalId) -> Vec<Update> {
+        if self.own(x).is_err() {
+            return Vec::new();
+        }
+        self.olds.borrow().get(&x).cloned().unwrap_or_default()
+    }
+
     /// Whether `e` is in the condition of a `while` whose body holds `c`:
     /// the condition is done before the body runs.
     fn in_while_cond(&self, e: ExprId, c: ExprId) -> bool {
-        let body = self.d.body;
+        self.stmts_around(e).into_iter().any(|(s, cur)| {
+            matches!(s, ir::StmtKind::While { cond, body: wb }
+                if *cond == cur && self.d.is_within(c, *wb))
+        })
+    }
+
+    /// The statements around `e`, innermost first, each with its child on
+    /// the way to `e` (a condition, a body, a value).
+    fn stmts_around(&self, e: ExprId) -> Vec<(&'d ir::StmtKind, ExprId)> {
+        let body: &'d ir::Body = self.d.body;
+        let mut out = Vec::new();
         let mut cur = e;
         for _ in 0..4096 {
             if let Some(&(b, i)) = self.tops.get(&cur) {
                 if let ExprKind::Block { stmts, .. } = &body[b].kind {
-                    if let Some(ir::StmtKind::While { cond, body: wb }) =
-                        stmts.get(i).map(|s| &body[*s].kind)
-                    {
-                        if *cond == cur && self.d.is_within(c, *wb) {
-                            return true;
-                        }
+                    if let Some(s) = stmts.get(i) {
+                        out.push((&body[*s].kind, cur));
                     }
                 }
             }
             match self.parent(cur) {
                 Some(p) => cur = p,
-                None => return false,
+                None => break,
             }
         }
-        false
+        out
     }
 
     /// The end of owned local `x` whose consuming uses are `consumes` and
@@ -2056,6 +2440,7 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
             plan.owning_calls.insert(e, *g);
         }
     }
+    let mut vars = Vec::new();
     for x in locals {
         if !is_cell(&body.locals[x].ty) || never_block(c.items, &body.locals[x].ty) {
             continue;
@@ -2069,6 +2454,9 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
             continue;
         }
         let own = c.own(x);
+        if own.is_ok() && decl.as_ref().is_some_and(|d| d.var) {
+            vars.push(x);
+        }
         let path_drops = c.path_drops.borrow().get(&x).cloned().unwrap_or_default();
         for d in path_drops {
             let r = reason(why, R::CellOtherPath(x));
@@ -2163,6 +2551,57 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
             }
             _ => {}
         }
+    }
+    // Var updates last: a constructor a match's token took already is
+    // not built in the old value's block too.
+    for x in vars {
+        update_plan(c, plan, why, x);
+    }
+}
+
+/// The updates of owned-deep var `x` that only read the value they
+/// replace: its block given to the update's constructor, or freed deep
+/// after the update (the constructor taken by another token already).
+fn update_plan(
+    c: &Cells,
+    plan: &mut crate::rewrite::Plan,
+    why: &mut Vec<crate::DropReason>,
+    x: LocalId,
+) {
+    use crate::DropReason as R;
+    let mut done = Vec::new();
+    for mut u in c.updates(x) {
+        if let OldEnd::Reused { by, moved } = u.old {
+            if plan.reuses.contains_key(&by) || plan.token_calls.contains_key(&by) {
+                u.old = if moved {
+                    OldEnd::FreedBlock(NoReuse::CtorTaken)
+                } else {
+                    OldEnd::Freed(NoReuse::CtorTaken)
+                };
+            } else {
+                why.push(R::UpdateReused {
+                    local: x,
+                    by,
+                    moved,
+                });
+                plan.reuses.insert(by, (x, (why.len() - 1) as u32));
+            }
+        }
+        if let OldEnd::Freed(w) | OldEnd::FreedBlock(w) = u.old {
+            let deep = matches!(u.old, OldEnd::Freed(_));
+            why.push(R::UpdateFreed {
+                local: x,
+                deep,
+                why: w,
+            });
+            let reason = (why.len() - 1) as u32;
+            plan.assigns
+                .insert(u.stmt, ir::OldValue::FreeCell { deep, reason });
+        }
+        done.push(u);
+    }
+    if !done.is_empty() {
+        plan.updates.insert(x, done);
     }
 }
 

@@ -218,6 +218,24 @@ pub enum DropReason {
     /// Not a free: a `set` writes into its receiver's buffer
     /// ([`ir::ExprKind::SetInPlace`]), for the reason given.
     SetInPlace(InPlace),
+    /// Not a free: the old value of an owned-deep var, read only within
+    /// its update (`moved`: but for fields moved into the new value),
+    /// gives its block to the constructor given.
+    UpdateReused {
+        local: LocalId,
+        by: ir::ExprId,
+        moved: bool,
+    },
+    /// The old value of an owned-deep var, read only within its update,
+    /// freed deep once the new value exists (not reused, for the reason
+    /// given).
+    UpdateFreed {
+        local: LocalId,
+        /// Its whole tree; else its block only (some fields moved into the
+        /// new value).
+        deep: bool,
+        why: crate::cells::NoReuse,
+    },
 }
 
 /// How `xs.set(i, v)` makes its result: the decision for one call site.
@@ -602,6 +620,35 @@ impl Cx<'_> {
                 self.local(f, local),
                 self.pos(self.program.source_map(f).expr(call).start)
             ),
+            DropReason::UpdateReused { local, by, moved } => format!(
+                "reused by {} at {}: the old value of {} {}",
+                self.site_name(f, by),
+                self.pos(self.program.source_map(f).expr(by).start),
+                self.local(f, local),
+                if moved {
+                    "moves fields into the new one and is otherwise read only within its update"
+                } else {
+                    "is read only within its update"
+                }
+            ),
+            DropReason::UpdateFreed {
+                local,
+                deep: true,
+                why,
+            } => format!(
+                "the old value of {} is read only within its update, owned deep: its whole tree ({})",
+                self.local(f, local),
+                self.no_reuse(why)
+            ),
+            DropReason::UpdateFreed {
+                local,
+                deep: false,
+                why,
+            } => format!(
+                "the old value of {} moves fields into the new one and is otherwise read only within its update: its block only ({})",
+                self.local(f, local),
+                self.no_reuse(why)
+            ),
             DropReason::HandedTokenFreed(l) => format!(
                 "{} (a block the caller handed on): no constructor of its size on this path",
                 self.local(f, l)
@@ -684,7 +731,7 @@ impl Cx<'_> {
     }
 
     /// What a constructor expression builds: `Node`, `record Sale`, `tuple`.
-    fn site_name(&self, f: FnId, e: ir::ExprId) -> String {
+    pub(crate) fn site_name(&self, f: FnId, e: ir::ExprId) -> String {
         let Some(b) = self.program.bodies.get(f.into_raw().into_u32() as usize) else {
             return "?".into();
         };
@@ -725,6 +772,25 @@ impl Cx<'_> {
     }
 
     /// Why a value is not owned deep or a use is not a borrow.
+    /// Why an update frees the old value rather than building in it.
+    pub fn no_reuse(&self, w: crate::cells::NoReuse) -> String {
+        use crate::cells::NoReuse as N;
+        match w {
+            N::Sizes => "not reused: its values differ in size".into(),
+            N::FieldsHoldBlocks => "not reused: its fields may hold blocks".into(),
+            N::NoCtor => "not reused: no constructor of its size in the update".into(),
+            N::ReadAfterCtor(at) => format!(
+                "not reused: read at {} once the constructor of its size is built",
+                self.pos(at)
+            ),
+            N::CtorTaken => "not reused: the constructor of its size reuses another block".into(),
+            N::MayLeave(at) => format!(
+                "not reused: the update may be left at {} once the constructor is built",
+                self.pos(at)
+            ),
+        }
+    }
+
     pub fn shared(&self, s: crate::cells::Shared) -> String {
         use crate::cells::Shared as S;
         match s {
@@ -766,6 +832,10 @@ impl Cx<'_> {
                 "shared: what it lends is used at {} after the update at {} consumes it",
                 self.pos(e),
                 self.pos(c)
+            ),
+            S::LeftEarly(at) => format!(
+                "an update consuming it may be left at {} with the var naming what it consumed",
+                self.pos(at)
             ),
             S::BeforeReuse(at) => format!(
                 "shared: handed on at {} before the block it came from is reused",

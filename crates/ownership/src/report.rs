@@ -265,6 +265,14 @@ pub enum FateKind {
         deep: Option<Shared>,
         block: Shared,
     },
+    /// Owned deep by var `local`, some of whose updates only read the
+    /// value they replace: what each update (at its offset) does with it;
+    /// the last value's fate is `then`.
+    CellVarUpdated {
+        local: LocalId,
+        updates: Vec<(u32, crate::cells::OldEnd)>,
+        then: Box<FateKind>,
+    },
     /// Built in the block of `token` (a reuse), then `then`.
     CellReusing {
         token: LocalId,
@@ -310,6 +318,7 @@ impl FateKind {
             self,
             FateKind::CellPartOf { then, .. }
                 | FateKind::CellReusing { then, .. }
+                | FateKind::CellVarUpdated { then, .. }
                 | FateKind::SetInPlace { then, .. }
                 | FateKind::WritesInPlace(then) if then.is_freed()
         )
@@ -556,6 +565,56 @@ pub fn render_fate(cx: &Cx, f: FnId, k: &FateKind) -> String {
                 cx.shared(*block)
             ),
         },
+        FateKind::CellVarUpdated {
+            local: x,
+            updates,
+            then,
+        } => {
+            use crate::cells::OldEnd;
+            let name = local(*x);
+            let each: Vec<String> = updates
+                .iter()
+                .map(|(at, old)| {
+                    let what = match old {
+                        OldEnd::MovedIn => "moved into the new value".to_string(),
+                        OldEnd::Reused { by, moved } => format!(
+                            "reused by {} at {} ({})",
+                            cx.site_name(f, *by),
+                            pos(cx.program.source_map(f).expr(*by).start),
+                            if *moved {
+                                "fields moved into the new value, the others only read"
+                            } else {
+                                "read only within the update"
+                            }
+                        ),
+                        OldEnd::Freed(w) => format!(
+                            "freed deep (read only within the update; {})",
+                            cx.no_reuse(*w)
+                        ),
+                        OldEnd::FreedBlock(w) => format!(
+                            "freed, its block only (fields moved into the new value; {})",
+                            cx.no_reuse(*w)
+                        ),
+                        OldEnd::Kept(why) => {
+                            format!("left for the collector ({})", cx.shared(*why))
+                        }
+                    };
+                    format!("at {} {what}", pos(*at))
+                })
+                .collect();
+            let last = match &**then {
+                // Not "its next update consumes it": these updates free.
+                FateKind::CellVarKept { at, .. } => format!(
+                    "shared at {} after every update: left for the collector",
+                    pos(*at)
+                ),
+                then => render_fate(cx, f, then),
+            };
+            format!(
+                "owned deep by {name}; when an update of {name} replaces it: {}; its last value is {last}",
+                each.join(", "),
+            )
+        }
         FateKind::CellReusing { token, then } => format!(
             "built in the block of {} (reused), then {}",
             local(*token),
@@ -839,6 +898,29 @@ impl Reporter<'_> {
         }
     }
 
+    /// The fate of the value a cell local `x` holds (bound or assigned to
+    /// it), by how `x` ends.
+    fn var_end(&self, x: LocalId) -> FateKind {
+        match self.cells.own(x) {
+            Ok(CellEnd::DropDeep { at, .. }) => FateKind::CellFreedDeep { local: x, at },
+            Ok(CellEnd::Matched { at, .. }) => FateKind::CellTakenApart { local: x, at },
+            Ok(CellEnd::Moved { at }) => FateKind::CellMoved {
+                local: x,
+                at,
+                others: self.cells.has_path_drops(x),
+            },
+            Ok(CellEnd::SharedOnPath { at }) => FateKind::CellSharedOnPath { local: x, at },
+            Ok(CellEnd::Kept { at }) => FateKind::CellVarKept { local: x, at },
+            Err(why) => match self.plan.shallow.get(&x) {
+                Some(end) => FateKind::CellFreedShallow {
+                    local: x,
+                    at: end.at,
+                },
+                None => FateKind::CellShared(why),
+            },
+        }
+    }
+
     /// The fate of a part of the owned-deep cell `p` makes: freed with
     /// it, unless only its block is freed.
     fn part_of(&self, p: ExprId, depth: u32) -> FateKind {
@@ -881,25 +963,23 @@ impl Reporter<'_> {
                 at: facts.reader_at,
             };
         }
-        match &facts.ctx {
-            Ctx::Bind(x) | Ctx::Assign(x) => match c.own(*x) {
-                Ok(CellEnd::DropDeep { at, .. }) => FateKind::CellFreedDeep { local: *x, at },
-                Ok(CellEnd::Matched { at, .. }) => FateKind::CellTakenApart { local: *x, at },
-                Ok(CellEnd::Moved { at }) => FateKind::CellMoved {
+        if let Ctx::Bind(x) | Ctx::Assign(x) = &facts.ctx {
+            let updates: Vec<(u32, crate::cells::OldEnd)> = self
+                .plan
+                .updates
+                .get(x)
+                .map(|us| us.iter().map(|u| (u.at, u.old)).collect())
+                .unwrap_or_default();
+            if depth < 32 && updates.iter().any(|u| u.1 != crate::cells::OldEnd::MovedIn) {
+                return FateKind::CellVarUpdated {
                     local: *x,
-                    at,
-                    others: c.has_path_drops(*x),
-                },
-                Ok(CellEnd::SharedOnPath { at }) => FateKind::CellSharedOnPath { local: *x, at },
-                Ok(CellEnd::Kept { at }) => FateKind::CellVarKept { local: *x, at },
-                Err(why) => match self.plan.shallow.get(x) {
-                    Some(end) => FateKind::CellFreedShallow {
-                        local: *x,
-                        at: end.at,
-                    },
-                    None => FateKind::CellShared(why),
-                },
-            },
+                    updates,
+                    then: Box::new(self.var_end(*x)),
+                };
+            }
+        }
+        match &facts.ctx {
+            Ctx::Bind(x) | Ctx::Assign(x) => self.var_end(*x),
             Ctx::Escape(
                 Escape::StoredInCtor(_) | Escape::StoredInTuple | Escape::StoredInField { .. },
             ) => match facts.parent {

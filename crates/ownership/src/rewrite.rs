@@ -75,6 +75,9 @@ pub struct Plan {
     pub shallow: HashMap<LocalId, crate::shallow::ShallowEnd>,
     /// Temporaries (in `temps`) that are unique cells not owned deep.
     pub shallow_temps: HashSet<ExprId>,
+    /// Per owned-deep var, what each update does with the value it
+    /// replaces (built into, freed in `assigns`, moved in or kept).
+    pub updates: HashMap<LocalId, Vec<crate::cells::Update>>,
 }
 
 /// What a destructive match's arm frees at its start: drops of the token

@@ -64,9 +64,11 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 // the right side, which may itself assign the local.
                 let before = self.use_local(*local);
                 self.def_local(*local, &v);
-                if self.sh.drops && before.len() == 2 {
+                if let (true, OldValue::FreeCell { deep, .. }) = (self.sh.drops, old) {
+                    self.free_cell(before[0], *deep, s, *local);
+                } else if self.sh.drops && before.len() == 2 {
                     match old {
-                        OldValue::Keep => {}
+                        OldValue::Keep | OldValue::FreeCell { .. } => {}
                         OldValue::Free { deep } => self.drop_vals(&before, *deep, s, *local),
                         OldValue::FreeIfMoved => {
                             let moved = self.b.ins().icmp(IntCC::NotEqual, before[0], v[0]);
@@ -109,15 +111,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                     self.drop_vals(&v, d.deep, s, d.local);
                 } else if self.sh.drops && ty.is_cell() {
                     let v = self.use_local(d.local);
-                    let site = self.drop_site(s, d.local);
-                    if d.deep {
-                        let t = self.ty_id(&ty);
-                        let zero = self.iconst(0);
-                        self.rt(F::sspur_free_deep, &[v[0], zero, t, site]);
-                    } else {
-                        let kind = self.iconst(rt::BlockKind::Cell as i64);
-                        self.rt(F::sspur_free_cell, &[v[0], kind, site]);
-                    }
+                    self.free_cell(v[0], d.deep, s, d.local);
                 } else if self.sh.drops && matches!(ty, Ty::Fn(..)) {
                     // A closure only called: its block (a static one is
                     // outside the heap, which the free ignores).
@@ -135,6 +129,21 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
             }
         }
         Some(())
+    }
+
+    /// Frees the cell `v` (a value of `local`'s type) at statement `s`:
+    /// with `deep`, every block it owns too (through the type descriptors).
+    fn free_cell(&mut self, v: Value, deep: bool, s: StmtId, local: LocalId) {
+        let site = self.drop_site(s, local);
+        if deep {
+            let ty = self.body[local].ty.clone();
+            let t = self.ty_id(&ty);
+            let zero = self.iconst(0);
+            self.rt(F::sspur_free_deep, &[v, zero, t, site]);
+        } else {
+            let kind = self.iconst(rt::BlockKind::Cell as i64);
+            self.rt(F::sspur_free_cell, &[v, kind, site]);
+        }
     }
 
     /// Frees a local's block at statement `s` (check mode reports name the
