@@ -1731,6 +1731,7 @@ impl<'a, 'd> Cells<'a, 'd> {
             .match_plan(s, m)
             .and_then(|p| p.arms.get(arm_i).cloned());
         let cleared = plan.as_ref().is_some_and(|a| !a.clear.is_empty());
+        let kept = plan.as_ref().is_some_and(|a| a.kept) || !self.kept_in(s, arm).is_empty();
         let reuses: Vec<ExprId> = plan
             .map(|a| {
                 a.reuse
@@ -1750,7 +1751,22 @@ impl<'a, 'd> Cells<'a, 'd> {
                 }
             }
         }
-        self.consumed(x, &consumes, &ends)
+        let end = self.consumed(x, &consumes, &ends)?;
+        // Handed on on some paths of a block arm: dropped deep on the
+        // others, when no token of the arm still points at it there (the
+        // arm reuses none, or clears their fields at its start) and the
+        // arm never hands the whole value on (the field is inside it).
+        if is_block
+            && !kept
+            && (reuses.is_empty() || cleared)
+            && matches!(end, CellEnd::Moved { .. })
+        {
+            let drops = self.path_drops(Some(arm), &consumes, &ends);
+            if !drops.is_empty() {
+                self.path_drops.borrow_mut().insert(x, drops);
+            }
+        }
+        Ok(end)
     }
 
     /// Whether `e`'s value is stored, through constructors only, into the
