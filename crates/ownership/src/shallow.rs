@@ -304,37 +304,29 @@ pub fn plan(c: &Cells, plan: &mut crate::rewrite::Plan, why: &mut Vec<crate::Dro
     }
     let mut locals: Vec<LocalId> = c.d.facts.locals.keys().copied().collect();
     locals.sort_by_key(|l| l.into_raw().into_u32());
-    for &x in &locals {
+    // Closures first, then the cells, as the reasons are numbered.
+    let closures = locals.iter().map(|&x| (x, true));
+    let cells = locals.iter().map(|&x| (x, false));
+    for (x, is_closure) in closures.chain(cells) {
         let Some(decl) = c.d.facts.local(x).and_then(|l| l.decl.clone()) else {
             continue;
         };
-        if let Ok(end) = closure(c, x) {
-            why.push(R::ClosureLastUse(x));
-            plan.drops.entry(decl.block).or_default().push((
-                end.index,
-                x,
-                false,
-                (why.len() - 1) as u32,
-            ));
-            plan.shallow.insert(x, end);
-        }
-    }
-    for x in locals {
-        let ty = &body.locals[x].ty;
-        if !is_cell(ty) || crate::cells::never_block(c.items, ty) || c.own(x).is_ok() {
-            continue;
-        }
-        let Some(decl) = c.d.facts.local(x).and_then(|l| l.decl.clone()) else {
-            continue;
+        let decided = if is_closure {
+            closure(c, x).map(|end| (end, R::ClosureLastUse(x)))
+        } else {
+            let ty = &body.locals[x].ty;
+            if !is_cell(ty) || crate::cells::never_block(c.items, ty) || c.own(x).is_ok() {
+                continue;
+            }
+            local(c, x).map(|end| (end, R::CellShallow(x)))
         };
-        if let Ok(end) = local(c, x) {
-            why.push(R::CellShallow(x));
-            plan.drops.entry(decl.block).or_default().push((
-                end.index,
-                x,
-                false,
-                (why.len() - 1) as u32,
-            ));
+        if let Ok((end, reason)) = decided {
+            why.push(reason);
+            let at = (why.len() - 1) as u32;
+            plan.drops
+                .entry(decl.block)
+                .or_default()
+                .push((end.index, x, false, at));
             plan.shallow.insert(x, end);
         }
     }
