@@ -464,7 +464,7 @@ fn image(c: &Compiled, program: &Program, opts: &Options) -> Result<rt::image::I
 }
 
 /// Replaces Cranelift's numeric function names (`u0:N`) with the declared
-/// symbol names (`%fn2_main`, `%sspur_drop`), highest numbers first so
+/// symbol names (`%fn2_main`, `%sspur_free_cell`), highest numbers first so
 /// `u0:1` never matches inside `u0:12`.
 fn name_functions(text: &str, module: &dyn Module) -> String {
     let mut decls: Vec<(u32, String)> = module

@@ -158,7 +158,6 @@ rt_fns! {
     sspur_f64_rem = rt::helpers::sspur_f64_rem, 2, One;
     sspur_range = rt::helpers::sspur_range, 3, Pair;
     sspur_range_len = rt::helpers::sspur_range_len, 3, One;
-    sspur_drop = list::sspur_drop, 4, None;
     sspur_free_deep = rt::sspur_free_deep, 4, None;
     sspur_free_cell = rt::sspur_free_cell, 3, None;
     sspur_reuse_or_alloc = rt::sspur_reuse_or_alloc, 3, One;

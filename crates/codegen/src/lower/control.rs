@@ -150,21 +150,25 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     /// drop by its site: the statement, or the local when the statement was
     /// made by the ownership pass and has no span).
     pub(super) fn drop_vals(&mut self, v: &[Value], deep: bool, s: StmtId, local: LocalId) {
-        let f = if deep {
-            F::sspur_drop_strs
-        } else {
-            F::sspur_drop
-        };
         let site = self.drop_site(s, local);
         if deep {
-            self.rt(f, &[v[0], v[1], site]);
+            self.rt(F::sspur_drop_strs, &[v[0], v[1], site]);
         } else {
             let kind = match self.body[local].ty {
                 Ty::Str => rt::BlockKind::Str,
                 _ => rt::BlockKind::List,
             };
+            // An empty value has no block. The length is tested here, not
+            // in the runtime, so it need not live until the call: a loop
+            // that reads the value before its drop keeps its registers.
+            let call = self.b.create_block();
+            let done = self.b.create_block();
+            self.b.ins().brif(v[1], call, &[], done, &[]);
+            self.b.switch_to_block(call);
             let kind = self.iconst(kind as i64);
-            self.rt(f, &[v[0], v[1], kind, site]);
+            self.rt(F::sspur_free_cell, &[v[0], kind, site]);
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(done);
         }
     }
 

@@ -587,20 +587,6 @@ pub unsafe extern "C" fn sspur_drop_strs(p: u64, len: u64, site: u32) {
     unsafe { crate::abi::sspur_free_strs(p as *mut u8, len as usize, site) }
 }
 
-/// Frees a list buffer or string block at its last use (`len` 0 frees
-/// nothing: an empty value has no block); `kind` is 1 for a list, 2 for a
-/// string (the per-kind statistics); `site` names the drop.
-///
-/// # Safety
-/// The caller owns the value `(p, len)`; nothing uses its block afterwards.
-#[no_mangle]
-pub unsafe extern "C" fn sspur_drop(p: u64, len: u64, kind: u64, site: u32) {
-    if len != 0 {
-        // SAFETY: an owned block at its last use (the contract).
-        unsafe { crate::cells::sspur_free_cell(p, kind, site) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
