@@ -23,15 +23,6 @@ use std::sync::{Arc, Mutex};
 /// where it refuses both, the main thread compiles every function itself.
 const WORKER_STACKS: [usize; 2] = [64 << 20, 8 << 20];
 
-/// Where every compiled function starts: at the start of a cache line. Cranelift
-/// asks only for the alignment of the function's constants (8 bytes or so),
-/// so a function's hot loops would sit at whatever offset in a cache line the
-/// code before it (the C start files, other functions) leaves them: a change
-/// of size elsewhere moved viewchurn's filter loop by 32 bytes and made it
-/// 20% slower. Aligned, a loop's place in its cache lines depends only on its
-/// own function's code.
-const FUNCTION_ALIGNMENT: u64 = 64;
-
 /// A lowered function on its way to a worker.
 struct Job {
     index: usize,
@@ -161,7 +152,7 @@ impl<'a> Worker<'a> {
         .map(|()| {
             let cc = ctx.compiled_code().expect("compiled just now");
             Piece {
-                alignment: u64::from(cc.buffer.alignment).max(FUNCTION_ALIGNMENT),
+                alignment: u64::from(cc.buffer.alignment),
                 bytes: cc.code_buffer().to_vec(),
                 relocs: cc
                     .buffer
