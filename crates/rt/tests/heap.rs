@@ -418,3 +418,69 @@ fn set_range_sets_the_bits_one_by_one_would() {
         assert_eq!(a, b, "first {first} count {count}");
     }
 }
+
+/// The sizes and kinds (0 data, 1 pointer) of the blocks
+/// `a_dropped_old_block_comes_back_young` frees: a data block, a pointer
+/// block the free clears inline, one it clears with `memset`.
+const DROPPED: [(usize, u32); 3] = [(256, 0), (48, 1), (96, 1)];
+const EACH: usize = 16;
+
+/// A compiled drop (`sspur_free_cell`, the plain default mode) of a block
+/// a collection made old: the block is handed out again young, so once
+/// the program lets go of it the next minor collection reclaims it. A
+/// mark left on it would make the collector keep it as old.
+#[test]
+fn a_dropped_old_block_comes_back_young() {
+    on_fresh_stack(dropped_old_body);
+}
+
+#[inline(never)]
+fn dropped_old_body() {
+    let _g = fresh(Settings::DEFAULT);
+    let old = promoted();
+    let again = drop_and_take_again(&old);
+    scrub_stack();
+    rt::collect_minor();
+    assert_reclaimed(&again, "blocks freed old and handed out again");
+}
+
+/// Blocks kept through a minor collection (old now), masked.
+#[inline(never)]
+fn promoted() -> [usize; 3 * EACH] {
+    let mut blocks = [0usize; 3 * EACH];
+    for (i, b) in blocks.iter_mut().enumerate() {
+        let (size, kind) = DROPPED[i / EACH];
+        *b = alloc(size, kind) as usize;
+    }
+    std::hint::black_box(&mut blocks);
+    rt::collect_minor();
+    for b in &blocks {
+        assert!(is_allocated(*b), "a block on the stack survives");
+    }
+    blocks.map(|b| b ^ MASK)
+}
+
+/// Allocates a block of each one's class (its page is young again), drops
+/// each old block as compiled code does, and takes it again: the free list
+/// hands out the freed block first. Returns them masked.
+#[inline(never)]
+fn drop_and_take_again(old: &[usize; 3 * EACH]) -> [usize; 3 * EACH] {
+    let mut again = [0usize; 3 * EACH];
+    for (i, m) in old.iter().enumerate() {
+        let (size, kind) = DROPPED[i / EACH];
+        let p = m ^ MASK;
+        std::hint::black_box(alloc(size, kind));
+        let what = if kind == 0 {
+            rt::BlockKind::List
+        } else {
+            rt::BlockKind::Cell
+        };
+        // SAFETY: the test owns the block and uses it only as an address
+        // afterwards.
+        unsafe { rt::sspur_free_cell(p as u64, what as u64, 0) };
+        let q = alloc(size, kind);
+        assert_eq!(q as usize, p, "the freed block is the next one out");
+        again[i] = q as usize ^ MASK;
+    }
+    again
+}
