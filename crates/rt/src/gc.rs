@@ -111,19 +111,23 @@ pub enum Kind {
     Final,
 }
 
-/// Young bytes handed out between two mark slices of an incremental major
-/// collection (at most; a minor collection comes sooner if due).
-const SLICE_BYTES: usize = 1 << 20;
-/// Bytes of old pointer blocks a slice scans per young byte handed out
-/// since the last one: the marking outpaces the program's promotion.
+/// Bytes of old pointer blocks (and stack ranges) the incremental major
+/// collection marks per young byte handed out while it marks: the marking
+/// outpaces the program's promotion.
 const MARK_RATE: usize = 8;
-/// The least a slice scans, and the most CPU time it takes (the thread's,
-/// checked every few blocks): a slice stops once it has done its work, or
-/// at the time guard, or sooner when nothing is left to mark. CPU time,
-/// not wall time: on a loaded machine a slice the system preempted would
-/// otherwise stop with its work undone, and the cycle fall behind.
+/// The most a mark slice reads, in bytes of grey blocks and stack ranges:
+/// its pause is bounded by work, never by a clock, so a program and its
+/// settings give the same collections whatever the machine's load. About
+/// 3 to 4 ms of one core (a slice reads 1 to 1.5 MB per ms), well under
+/// the 20 ms pause target.
+pub const SLICE_MAX_WORK: usize = 4 << 20;
+/// The least a slice reads (when that much is grey).
 const SLICE_MIN_WORK: usize = 1 << 20;
-const SLICE_MAX_CPU: Duration = Duration::from_millis(5);
+/// Young bytes handed out between two mark slices (at most; a minor
+/// collection comes sooner if due, and a slice sooner while the marking
+/// owed passes what one slice does): the young bytes whose marking one
+/// slice does.
+const SLICE_BYTES: usize = SLICE_MAX_WORK / MARK_RATE;
 
 /// A minor collection (or an incremental cycle's final pause) reads at
 /// most this many times `SSPUR_GC_BARRIER_KB` (4 MB by default) of stack
@@ -157,16 +161,10 @@ pub fn step(rt: &mut Rt) {
         } else if rt.heap.young_bytes >= rt.heap.young_budget {
             collect(rt, Kind::Minor);
         } else {
-            let work = (rt.heap.young_bytes - rt.slice_from)
-                .saturating_mul(MARK_RATE)
-                .max(SLICE_MIN_WORK);
-            // Marking fell far behind: the old generation doubled its
-            // threshold. Finish it in this pause rather than grow further.
-            let work = if rt.heap.old_bytes > 2 * rt.major_threshold.max(1) {
-                usize::MAX
-            } else {
-                work
-            };
+            owe_marking(rt);
+            // A cycle behind (a large nursery's minor collection owes much)
+            // catches up in bounded slices that come sooner (`set_trigger`).
+            let work = rt.mark_owed.clamp(SLICE_MIN_WORK, SLICE_MAX_WORK);
             slice(rt, work);
         }
     } else if rt.heap.old_bytes + rt.live_after_gc / MARK_RATE > rt.major_threshold {
@@ -183,6 +181,17 @@ pub fn step(rt: &mut Rt) {
 /// Whether the incremental cycle has no marking left but its final pause's.
 fn marked_all(rt: &Rt) -> bool {
     rt.major_stack.is_empty() && rt.major_ranges.is_empty()
+}
+
+/// Adds to the marking the cycle owes `MARK_RATE` bytes per young byte
+/// handed out since its last step: a minor collection's young bytes too,
+/// so the slices after it catch up.
+fn owe_marking(rt: &mut Rt) {
+    if rt.marking {
+        let young = rt.heap.young_bytes.saturating_sub(rt.slice_from);
+        rt.mark_owed = rt.mark_owed.saturating_add(young.saturating_mul(MARK_RATE));
+        rt.slice_from = rt.heap.young_bytes;
+    }
 }
 
 /// `SSPUR_GC_STRESS`: mostly minor collections; every fourth advances an
@@ -218,6 +227,8 @@ pub fn start_major(rt: &mut Rt) {
         rt.major_stack.clear();
         rt.major_ranges.clear();
         rt.cycle_promoted = 0;
+        rt.mark_owed = 0;
+        rt.slice_from = rt.heap.young_bytes;
         rt.marking = true;
         rt.grey_stack_next = true;
         rt.gc.cycles_started += 1;
@@ -233,9 +244,12 @@ fn set_trigger(rt: &mut Rt) {
         // At the next slow allocation (see `step`).
         h.young_bytes
     } else if rt.marking {
+        // Sooner while the marking owed passes a slice's (down to an
+        // eighth of the interval): the slices catch up.
         rt.slice_from = h.young_bytes;
-        h.young_budget
-            .min(h.young_bytes.saturating_add(SLICE_BYTES))
+        let owed = rt.mark_owed / MARK_RATE;
+        let gap = SLICE_BYTES.saturating_sub(owed).max(SLICE_BYTES / 8);
+        h.young_budget.min(h.young_bytes.saturating_add(gap))
     } else {
         h.young_budget
     };
@@ -443,11 +457,13 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     if kind == Kind::Major {
         // A stop-the-world major collection ends any incremental one.
         rt.marking = false;
+        rt.mark_owed = 0;
         rt.major_stack = Vec::new();
         rt.major_ranges = Vec::new();
         rt.grey_stack_next = false;
     }
     let minor = kind != Kind::Major;
+    owe_marking(rt);
     let young_before = rt.heap.young_bytes;
     // A stop-the-world major collection reads the whole stack; others
     // skip the words above the innermost stack barrier (see `barrier`;
@@ -520,7 +536,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     if kind == Kind::Final {
         // The rest of the cycle's marking: old blocks only (the young ones
         // this collection reached are promoted and black).
-        let scanned = mark_old(rt, usize::MAX, None);
+        let scanned = mark_old(rt, usize::MAX);
         m.scanned_bytes += scanned;
         if rt.mode == MemMode::Check {
             if let Some(was_old) = &was_old {
@@ -558,6 +574,7 @@ fn collect_inner(rt: &mut Rt, regs: &[usize; 12], sp: usize, kind: Kind) {
     }
     if kind == Kind::Final {
         rt.marking = false;
+        rt.mark_owed = 0;
         rt.major_stack = Vec::new();
         rt.major_ranges = Vec::new();
     } else if minor {
@@ -1330,21 +1347,17 @@ fn grey(rt: &mut Rt, id: usize, i: usize, m: &mut Marker) {
 }
 
 /// The incremental major collection's marking: pops grey blocks off
-/// `rt.major_stack` and scans them until `budget` bytes are scanned or the
-/// thread's CPU time passes `deadline` (a large block is scanned in pieces), giving the
+/// `rt.major_stack` and scans them until `budget` bytes are scanned (a
+/// large block is scanned in pieces of whole cards), giving the
 /// cycle's mark to the old blocks they point into and pushing the pointer
 /// blocks among them. Young blocks are left to the minor collections (the
 /// final one included): each scans the young blocks it reaches and greys
 /// their old targets. A grey entry is looked up again, since the program
 /// may have freed the block since (no longer marked: skipped) and a sweep
 /// released its page. Returns the bytes scanned.
-fn mark_old(rt: &mut Rt, budget: usize, deadline: Option<Duration>) -> usize {
+fn mark_old(rt: &mut Rt, budget: usize) -> usize {
     let (lo, hi) = (rt.heap.lo, rt.heap.hi);
     let mut work = 0usize;
-    // The thread's CPU time is a system call (no vDSO): read every
-    // `CHECK_EVERY` bytes of marking, about 0.2 ms of it.
-    const CHECK_EVERY: usize = 256 << 10;
-    let mut next_check = CHECK_EVERY;
     // The stack ranges first: their old targets go on the grey stack.
     while let Some((rlo, rhi)) = rt.major_ranges.pop() {
         let end = if rhi - rlo > budget.saturating_sub(work).max(4096) {
@@ -1429,12 +1442,6 @@ fn mark_old(rt: &mut Rt, budget: usize, deadline: Option<Duration>) -> usize {
         if work >= budget {
             break;
         }
-        if work >= next_check {
-            next_check = work + CHECK_EVERY;
-            if deadline.is_some_and(|d| thread_cpu_time() >= d) {
-                break;
-            }
-        }
     }
     work
 }
@@ -1508,14 +1515,15 @@ pub fn slice(rt: &mut Rt, work: usize) {
     let cpu_start = thread_cpu_time();
     rt.in_gc = true;
     crate::cells::renewed::new_epoch();
-    let deadline = (work != usize::MAX).then(|| cpu_start + SLICE_MAX_CPU);
-    let scanned = mark_old(rt, work, deadline);
+    let scanned = mark_old(rt, work);
+    rt.mark_owed = rt.mark_owed.saturating_sub(scanned);
     set_trigger(rt);
     let pause = start.elapsed();
     let cpu = thread_cpu_time().saturating_sub(cpu_start);
     let g = &mut rt.gc;
     g.slices += 1;
     g.longest_slice = g.longest_slice.max(pause);
+    g.largest_slice = g.largest_slice.max(scanned as u64);
     g.scanned_bytes += scanned as u64;
     g.cpu_total += cpu;
     g.cpu_longest = g.cpu_longest.max(cpu);

@@ -116,6 +116,9 @@ pub fn major_start() {
     gc::start_major(rt);
 }
 
+/// The most bytes a mark slice reads when pacing asks for it.
+pub use gc::SLICE_MAX_WORK;
+
 /// One mark slice of the incremental major collection, scanning about
 /// `bytes` bytes of old blocks; nothing when none is marking. For tests.
 pub fn major_slice(bytes: usize) {

@@ -62,6 +62,9 @@ pub struct GcCounts {
     pub cycles_started: u64,
     pub slices: u64,
     pub longest_slice: std::time::Duration,
+    /// The most bytes one slice read (at most `gc::SLICE_MAX_WORK` when
+    /// pacing asked for it).
+    pub largest_slice: u64,
     pub longest_final: std::time::Duration,
     /// Stack barriers put in, and the stack bytes above the innermost one
     /// that minor collections did not read again.
@@ -115,6 +118,9 @@ pub struct Rt {
     /// `heap.young_bytes` when the last step of the cycle ended (a slice's
     /// work follows the young bytes handed out since).
     pub slice_from: usize,
+    /// Bytes of marking the cycle owes (`MARK_RATE` per young byte handed
+    /// out since it started, less what its slices read).
+    pub mark_owed: usize,
     /// Bytes the cycle's minor collections promoted (pacing after it).
     pub cycle_promoted: usize,
     /// What the collections did, for `SSPUR_GC_STATS`.
@@ -230,6 +236,7 @@ impl Rt {
             major_stack: Vec::new(),
             major_ranges: Vec::new(),
             slice_from: 0,
+            mark_owed: 0,
             cycle_promoted: 0,
             gc: GcCounts {
                 minor: 0,
@@ -253,6 +260,7 @@ impl Rt {
                 cycles_started: 0,
                 slices: 0,
                 longest_slice: std::time::Duration::ZERO,
+                largest_slice: 0,
                 longest_final: std::time::Duration::ZERO,
             },
             site_names: Vec::new(),

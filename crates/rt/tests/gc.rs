@@ -480,3 +480,61 @@ fn carve_body() {
     let next = alloc(48, 1) as usize;
     assert!(next < first || next >= first + PAGE_SIZE);
 }
+
+/// What pacing did in one run of `incremental_body`: the statistics with
+/// their clock readings (pause and CPU times) cleared.
+static PACED: std::sync::Mutex<Vec<rt::Stats>> = std::sync::Mutex::new(Vec::new());
+
+#[test]
+fn incremental_major_collections_are_paced_by_work_not_time() {
+    // The same operations twice give the same collections, slices and
+    // bytes marked: a slice stops after a number of bytes read, never at a
+    // clock reading, so the machine's load changes nothing.
+    on_fresh_stack(incremental_body);
+    on_fresh_stack(incremental_body);
+    let runs = PACED.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0], runs[1]);
+    let g = &runs[0].gc;
+    // The old chain (16 MB) outgrows several thresholds: cycles, some of
+    // several slices, none reading more than its work cap.
+    assert!(g.cycles_started >= 2, "{g:?}");
+    assert!(g.slices > g.cycles_started, "{g:?}");
+    assert!(g.largest_slice <= rt::SLICE_MAX_WORK as u64, "{g:?}");
+    assert!(g.largest_slice > 0, "{g:?}");
+}
+
+#[inline(never)]
+fn incremental_body() {
+    let _g = fresh(Settings {
+        mem: rt::MemMode::Gc,
+        ..counting()
+    });
+    // A chain of 64-byte pointer blocks, each holding the one before: it
+    // lives to the end, promoted as it grows; garbage between its links.
+    let mut head = std::ptr::null_mut::<u8>();
+    for i in 0..(16 << 20) / 64 {
+        let b = alloc(64, 1);
+        // SAFETY: a fresh 64-byte block; young, so no barrier is needed.
+        unsafe { *(b as *mut usize) = head as usize };
+        head = std::hint::black_box(b);
+        if i % 4 == 0 {
+            churn(8, 256);
+        }
+    }
+    let mut s = rt::stats();
+    std::hint::black_box(head);
+    for d in [
+        &mut s.gc.total_pause,
+        &mut s.gc.longest_pause,
+        &mut s.gc.longest_minor,
+        &mut s.gc.longest_major,
+        &mut s.gc.cpu_total,
+        &mut s.gc.cpu_longest,
+        &mut s.gc.longest_slice,
+        &mut s.gc.longest_final,
+    ] {
+        *d = std::time::Duration::ZERO;
+    }
+    PACED.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+}
