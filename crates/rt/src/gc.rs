@@ -982,7 +982,8 @@ struct Found {
 /// rate (1x when nothing survived, up to 4x when everything did): when
 /// most young blocks live, a bigger nursery lets more of them die before
 /// they are promoted; this grows past `SSPUR_GC_YOUNG_MB` only up to half
-/// the old generation, so a small live set keeps a small nursery. Two
+/// the old generation, so a small live set keeps a small nursery, and up
+/// to the old generation's headroom below the major threshold. Two
 /// things raise it further, since a collection that costs much or finds
 /// little is better made rarer:
 /// - its fixed work: the nursery is at least `WORK_RATIO` times the bytes the minor collection read
@@ -1046,7 +1047,14 @@ fn pace(rt: &mut Rt, kind: Kind, young_before: usize, found: Found, reread: usiz
     } else {
         rt.idle_doublings = 0;
     }
-    let cap = base.max(rt.heap.old_bytes / 2);
+    // A nursery grown for its survivors stays within the old generation's
+    // headroom below the major threshold (but at least the base budget):
+    // what survives it is promoted, so past that it only raised the peak
+    // (old plus young) above where the threshold puts it (`SSPUR_MEM=gc`
+    // trees: 2.7x Rust's peak RSS, the nursery at 3.5x the base budget
+    // with the old generation near its threshold).
+    let headroom = rt.major_threshold.saturating_sub(rt.heap.old_bytes);
+    let cap = base.max((rt.heap.old_bytes / 2).min(headroom));
     let by_survival = (((base as f64) * scale) as usize).min(cap);
     let by_work = if minor {
         reread
