@@ -99,7 +99,8 @@ pub struct Rt {
     pub roots: Vec<*const usize>,
     pub counters: Counters,
     pub collections: u64,
-    /// Live bytes after the last major collection.
+    /// Live bytes after the last major collection, lowered by the old
+    /// blocks freed at their last use since (`gc::lower_threshold`).
     pub live_after_gc: usize,
     /// Pacing: a major collection once the old generation passes this.
     pub major_threshold: usize,

@@ -538,3 +538,42 @@ fn incremental_body() {
     }
     PACED.lock().unwrap_or_else(|e| e.into_inner()).push(s);
 }
+
+#[test]
+fn old_blocks_freed_at_their_last_use_lower_the_major_threshold() {
+    on_fresh_stack(lowered_threshold_body);
+}
+
+#[inline(never)]
+fn lowered_threshold_body() {
+    let _g = fresh(Settings {
+        gc_young_bytes: 1 << 20,
+        gc_min_bytes: 1 << 20,
+        gc_factor: 2.0,
+        ..counting()
+    });
+    // An 8 MB buffer and a small pointer block live through a major
+    // collection: the threshold is set at twice the live set.
+    let big = alloc(8 << 20, 0);
+    let small = alloc(64, 1);
+    rt::sspur_collect();
+    let after_major = rt::stats();
+    assert!(after_major.live_after_last_gc >= 8 << 20, "{after_major:?}");
+    assert!(after_major.major_threshold >= 16 << 20, "{after_major:?}");
+    // The buffer is freed at its last use: the next collection finds the
+    // old generation below the live set it was measured at, and the
+    // threshold falls with it (never below the least growth).
+    // SAFETY: `big` is a live block of this runtime, used no more.
+    unsafe { rt::sspur_free(big, 0) };
+    rt::collect_minor();
+    let s = rt::stats();
+    assert!(s.live_after_last_gc < 1 << 20, "{s:?}");
+    assert!(s.major_threshold <= (2 << 20) + 64, "{s:?}");
+    assert!(s.major_threshold >= 1 << 20, "{s:?}");
+    // It never rises again before the next major collection, whatever
+    // the old generation does.
+    let kept: Vec<usize> = (0..4096).map(|_| alloc(256, 1) as usize).collect();
+    rt::collect_minor();
+    assert_eq!(rt::stats().major_threshold, s.major_threshold);
+    std::hint::black_box((small, kept));
+}
