@@ -587,7 +587,9 @@ impl<'a, 'd> Cells<'a, 'd> {
                 };
             }
             Ty::List(el) => {
-                let ok = is_scalar(el)
+                // A list of scalars, or of strings it owns (as a string
+                // list local does): the deep free takes its elements too.
+                let ok = (is_scalar(el) || (**el == Ty::Str && self.d.owns_strings(e)))
                     && !matches!(body[e].kind, ExprKind::Local(_))
                     && self.d.fresh(e).is_yes();
                 return if ok {

@@ -1015,18 +1015,52 @@ impl Reporter<'_> {
         }
     }
 
+    /// The `xs.map(..)` whose lambda returns `e`.
+    fn map_of_lambda_result(&self, e: ExprId) -> Option<ExprId> {
+        let d = self.d;
+        let lambda = d.facts.exprs.get(e)?.parent?;
+        if !matches!(d.body[lambda].kind, ExprKind::Lambda { .. }) {
+            return None;
+        }
+        let map = d.facts.exprs.get(lambda)?.parent?;
+        matches!(
+            d.body[map].kind,
+            ExprKind::Method {
+                method: Method::ListMap,
+                ..
+            }
+        )
+        .then_some(map)
+    }
+
+    /// The owned-deep cell whose list field, made by a `map`, owns the
+    /// string `e` its lambda returns.
+    fn map_string_cell_parent(&self, e: ExprId) -> Option<ExprId> {
+        let map = self.map_of_lambda_result(e)?;
+        (self.d.owned_string(e) && self.cells.owned_deep(map).is_ok())
+            .then(|| self.owned_deep_cell_parent(self.top(map)))?
+    }
+
     /// The constructor `e` (a string or list) is a field of, when that
     /// cell is owned deep: its deep drop frees `e` too.
+    /// A string of a list literal that is such a field is freed with the
+    /// cell too (the list owns its strings).
     fn owned_deep_cell_parent(&self, e: ExprId) -> Option<ExprId> {
         let facts = self.d.facts.exprs.get(e)?;
-        let stored = matches!(
-            facts.ctx,
-            Ctx::Escape(
-                Escape::StoredInCtor(_) | Escape::StoredInTuple | Escape::StoredInField { .. }
-            )
-        );
         let p = facts.parent?;
-        (stored && self.d.body[p].ty.is_cell() && self.cells.owned_deep(p).is_ok()).then_some(p)
+        match facts.ctx {
+            Ctx::Escape(
+                Escape::StoredInCtor(_) | Escape::StoredInTuple | Escape::StoredInField { .. },
+            ) => (self.d.body[p].ty.is_cell() && self.cells.owned_deep(p).is_ok()).then_some(p),
+            Ctx::Escape(Escape::StoredInList)
+                if self.d.body[e].ty == Ty::Str
+                    && matches!(self.d.body[p].kind, ExprKind::List(_))
+                    && self.cells.owned_deep(p).is_ok() =>
+            {
+                self.owned_deep_cell_parent(self.top(p))
+            }
+            _ => None,
+        }
     }
 
     /// The consumer of the fused chain whose temporary source is `e`.
@@ -1116,7 +1150,10 @@ impl Reporter<'_> {
                 if let Some(x) = self.deep_map_owner(top) {
                     return FateKind::FreedWith(x);
                 }
-                if let Some(p) = self.owned_deep_cell_parent(top) {
+                if let Some(p) = self
+                    .owned_deep_cell_parent(top)
+                    .or_else(|| self.map_string_cell_parent(top))
+                {
                     return self.part_of(p, depth);
                 }
                 if let Some(f) = self.deep_owner(top, depth) {
@@ -1213,20 +1250,7 @@ impl Reporter<'_> {
     /// returns `e`.
     fn deep_map_owner(&self, e: ExprId) -> Option<LocalId> {
         let d = self.d;
-        let lambda = d.facts.exprs.get(e)?.parent?;
-        if !matches!(d.body[lambda].kind, ExprKind::Lambda { .. }) {
-            return None;
-        }
-        let map = d.facts.exprs.get(lambda)?.parent?;
-        if !matches!(
-            d.body[map].kind,
-            ExprKind::Method {
-                method: Method::ListMap,
-                ..
-            }
-        ) {
-            return None;
-        }
+        let map = self.map_of_lambda_result(e)?;
         let top = self.top(map);
         match d.facts.exprs.get(top)?.ctx {
             Ctx::Bind(x) | Ctx::Assign(x) => match d.own(x) {
