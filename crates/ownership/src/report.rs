@@ -1265,11 +1265,7 @@ impl Reporter<'_> {
     /// `xs.map(|x| "..")`: where that temporary is read.
     fn deep_temp_owner(&self, e: ExprId) -> Option<u32> {
         let d = self.d;
-        let lambda = d.facts.exprs.get(e)?.parent?;
-        if !matches!(d.body[lambda].kind, ExprKind::Lambda { .. }) {
-            return None;
-        }
-        let map = d.facts.exprs.get(lambda)?.parent?;
+        let map = self.map_of_lambda_result(e)?;
         let top = self.top(map);
         if self.plan.deep_temps.contains(&top) && d.owned_string(e) {
             d.facts.exprs.get(top).map(|f| f.reader_at)
