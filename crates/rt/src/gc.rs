@@ -118,7 +118,9 @@ const MARK_RATE: usize = 8;
 /// The most a mark slice reads, in bytes of grey blocks and stack ranges:
 /// its pause is bounded by work, never by a clock, so a program and its
 /// settings give the same collections whatever the machine's load. About
-/// 3 to 4 ms of one core (a slice reads 1 to 1.5 MB per ms), well under
+/// 3 to 4 ms of one core where the grey blocks are large or together (a
+/// slice reads 1 to 1.5 MB per ms), up to 15 ms where they are small
+/// nodes scattered over the heap (bench/persist: 0.27 MB per ms), under
 /// the 20 ms pause target.
 pub const SLICE_MAX_WORK: usize = 4 << 20;
 /// The least a slice reads (when that much is grey).
