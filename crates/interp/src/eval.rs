@@ -1818,8 +1818,9 @@ impl<'p> Interp<'p> {
         };
         match old {
             OldValue::Keep => {}
-            OldValue::Free { deep } => self.free(&old_v, deep, at)?,
-            OldValue::FreeCell { deep, .. } => self.free(&old_v, deep, at)?,
+            OldValue::Free { deep } | OldValue::FreeCell { deep, .. } => {
+                self.free(&old_v, deep, at)?
+            }
             OldValue::FreeIfMoved => {
                 let moved = match (&old_v, fr.get(local)) {
                     (Value::List(a), Value::List(b)) => match (&a.buf, &b.buf) {

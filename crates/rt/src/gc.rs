@@ -210,10 +210,17 @@ fn lower_threshold(rt: &mut Rt) {
     let old = rt.heap.old_bytes;
     if old < rt.live_after_gc {
         rt.live_after_gc = old;
-        let target = ((old as f64) * rt.settings.gc_factor) as usize;
-        let target = target.max(old.saturating_add(rt.settings.gc_min_bytes));
-        rt.major_threshold = rt.major_threshold.min(target);
+        rt.major_threshold = rt.major_threshold.min(major_threshold_for(rt, old, 0));
     }
+}
+
+/// The major threshold for an old generation of `proven` live bytes and
+/// `unproven` ones (kept by a cycle's minor collections without asking
+/// whether they still live, counted once): `SSPUR_GC_FACTOR` times the
+/// live set, at least `SSPUR_GC_MIN_MB` above the old generation.
+fn major_threshold_for(rt: &Rt, proven: usize, unproven: usize) -> usize {
+    let target = ((proven as f64) * rt.settings.gc_factor) as usize + unproven;
+    target.max((proven + unproven).saturating_add(rt.settings.gc_min_bytes))
 }
 
 /// `SSPUR_GC_STRESS`: mostly minor collections; every fourth advances an
@@ -1060,9 +1067,8 @@ fn pace(rt: &mut Rt, kind: Kind, young_before: usize, found: Found, reread: usiz
         } else {
             0
         };
-        let proven = (rt.heap.old_bytes - unproven) as f64;
-        let target = (proven * rt.settings.gc_factor) as usize + unproven;
-        rt.major_threshold = target.max(rt.heap.old_bytes + rt.settings.gc_min_bytes);
+        let proven = rt.heap.old_bytes - unproven;
+        rt.major_threshold = major_threshold_for(rt, proven, unproven);
         rt.live_after_gc = rt.heap.old_bytes;
         rt.gc.max_live_bytes = rt.gc.max_live_bytes.max(rt.heap.old_bytes as u64);
     }

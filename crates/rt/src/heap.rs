@@ -611,20 +611,10 @@ impl<T: Tier> Heap<T> {
         if marked || T::BIRTHS || (pointer && page.block_size > 64) {
             return self.free_owned_slow(addr, id - 1);
         }
-        let base = page_base(addr) + i * page.block_size;
-        let k = page.kind as usize * NUM_CLASSES + page.class as usize;
-        if pointer {
-            // SAFETY: block `i` is below `nblocks` of the small page in use
-            // at `base`'s 64 KB, so its `block_size` (at most 64) bytes lie
-            // in the mapping; the caller owns the block and gives it up.
-            unsafe { zero_small(base, page.block_size) };
-        }
-        // SAFETY: `k` is a page's kind * NUM_CLASSES + class, both in range.
-        let cs = unsafe { self.classes.get_unchecked_mut(k) };
-        // SAFETY: as above; the block's first word holds the link.
-        unsafe { *(base as *mut usize) = cs.free };
-        cs.free = base;
-        self.tier.free(&mut cs.frees);
+        // Unmarked: no mark to clear; the page is young already; a pointer
+        // block is zeroed inline (at most 64 bytes).
+        let c = FreeCache::of(page, addr, id - 1, false);
+        self.free_in_page(&c, i, page_base(addr) + i * c.size);
     }
 
     /// [`Heap::free_owned`] of a block on small or large page `id` in

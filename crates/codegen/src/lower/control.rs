@@ -64,23 +64,26 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
                 // the right side, which may itself assign the local.
                 let before = self.use_local(*local);
                 self.def_local(*local, &v);
-                if let (true, OldValue::FreeCell { deep, .. }) = (self.sh.drops, old) {
-                    self.free_cell(before[0], *deep, s, *local);
-                } else if self.sh.drops && before.len() == 2 {
-                    match old {
-                        OldValue::Keep | OldValue::FreeCell { .. } => {}
-                        OldValue::Free { deep } => self.drop_vals(&before, *deep, s, *local),
-                        OldValue::FreeIfMoved => {
-                            let moved = self.b.ins().icmp(IntCC::NotEqual, before[0], v[0]);
-                            let yes = self.b.create_block();
-                            let done = self.b.create_block();
-                            self.b.ins().brif(moved, yes, &[], done, &[]);
-                            self.b.switch_to_block(yes);
-                            self.drop_vals(&before, false, s, *local);
-                            self.b.ins().jump(done, &[]);
-                            self.b.switch_to_block(done);
-                        }
+                match old {
+                    _ if !self.sh.drops => {}
+                    OldValue::Keep => {}
+                    OldValue::FreeCell { deep, .. } => {
+                        self.free_cell(before[0], *deep, s, *local);
                     }
+                    OldValue::Free { deep } if before.len() == 2 => {
+                        self.drop_vals(&before, *deep, s, *local);
+                    }
+                    OldValue::FreeIfMoved if before.len() == 2 => {
+                        let moved = self.b.ins().icmp(IntCC::NotEqual, before[0], v[0]);
+                        let yes = self.b.create_block();
+                        let done = self.b.create_block();
+                        self.b.ins().brif(moved, yes, &[], done, &[]);
+                        self.b.switch_to_block(yes);
+                        self.drop_vals(&before, false, s, *local);
+                        self.b.ins().jump(done, &[]);
+                        self.b.switch_to_block(done);
+                    }
+                    OldValue::Free { .. } | OldValue::FreeIfMoved => {}
                 }
             }
             StmtKind::Expr(e) => {
