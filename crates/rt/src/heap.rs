@@ -10,8 +10,8 @@
 //! Generations (sticky mark bits): between collections a block's `mark` bit
 //! says it is *old* (it survived a collection); every block handed out has
 //! it clear, so a freed block loses it. Only pages on `young_pages` can
-//! hold young blocks: every page a block is handed out from (bump, a run of
-//! a swept page, large block) or freed into joins that list, so a minor
+//! hold young blocks: every page a block is handed out from (bump, a word of
+//! a swept page's free blocks, large block) or freed into joins that list, so a minor
 //! collection sweeps those pages and no other.
 
 use std::ptr;
@@ -248,10 +248,18 @@ pub struct ClassState {
     /// Blocks of this class freed, for tiers that count per class (kept
     /// here because a free already holds this state in a register).
     pub frees: u64,
-    /// Page id + 1 of the swept page whose free runs the cursor takes
-    /// next (0 when none), and the block index to look from.
+    /// Page id + 1 of the swept page whose free blocks the class takes
+    /// next (0 when none), and the alloc-bitmap word to look from.
     pub carve: u32,
     pub carve_from: u32,
+    /// Free blocks of one alloc-bitmap word of the carve page not yet
+    /// handed out (bit j: the block at `bits_base + j * size`). Their
+    /// alloc bits are set, as a free list's are; their contents are what
+    /// the sweep left, so whoever takes one writes every word of it
+    /// (`Heap::take_bit` zeroes a pointer block, compiled code writes the
+    /// constructor's fields and zeroes the rest).
+    pub bits: u64,
+    pub bits_base: usize,
 }
 
 /// The layout generated code's inline fast path relies on.
@@ -259,6 +267,8 @@ pub const CLASS_STATE_SIZE: usize = std::mem::size_of::<ClassState>();
 pub const CLASS_STATE_FREE: usize = std::mem::offset_of!(ClassState, free);
 pub const CLASS_STATE_BUMP: usize = std::mem::offset_of!(ClassState, bump);
 pub const CLASS_STATE_END: usize = std::mem::offset_of!(ClassState, end);
+pub const CLASS_STATE_BITS: usize = std::mem::offset_of!(ClassState, bits);
+pub const CLASS_STATE_BITS_BASE: usize = std::mem::offset_of!(ClassState, bits_base);
 
 impl ClassState {
     const EMPTY: ClassState = ClassState {
@@ -270,6 +280,8 @@ impl ClassState {
         frees: 0,
         carve: 0,
         carve_from: 0,
+        bits: 0,
+        bits_base: 0,
     };
 }
 
@@ -366,7 +378,7 @@ pub struct Heap<T: Tier = Active> {
     pub want_major: bool,
     /// Pages that may hold young blocks (`Page::young`), by id.
     pub young_pages: Vec<u32>,
-    /// Bytes handed out from new pages, runs of swept pages and new
+    /// Bytes handed out from new pages, free blocks of swept pages and new
     /// large blocks since the last collection (reuse of blocks freed at
     /// last use, from a free list or the large cache, is not counted: it
     /// does not grow the heap).
@@ -761,7 +773,30 @@ impl<T: Tier> Heap<T> {
         if order == Order::BumpFirst && cs.free != 0 {
             return self.pop_free(k, kind);
         }
+        if cs.bits != 0 {
+            return self.take_bit(k, kind);
+        }
         self.alloc_slow(kind, class)
+    }
+
+    /// Hands out the lowest block of the class's `bits` (non-zero): a
+    /// pointer block zeroed, since it holds what it held when it died.
+    #[inline(always)]
+    fn take_bit(&mut self, k: usize, kind: usize) -> *mut u8 {
+        let size = CLASS_SIZES[k % NUM_CLASSES];
+        let cs = &mut self.classes[k];
+        let b = cs.bits;
+        cs.bits = b & b.wrapping_sub(1);
+        let p = cs.bits_base + b.trailing_zeros() as usize * size;
+        if kind == POINTER {
+            // SAFETY: `bits` holds free blocks of the carve page, an in-use
+            // page (checked when it became the carve page; a collection
+            // empties `bits` before its sweep may release a page), so the
+            // `size` bytes at `p` lie in its mapping, 16-byte aligned. The
+            // block is free: nothing references it.
+            unsafe { zero_small(p, size) };
+        }
+        p as *mut u8
     }
 
     #[inline(always)]
@@ -799,20 +834,22 @@ impl<T: Tier> Heap<T> {
                 return ptr::null_mut();
             }
         }
-        // A page the last sweep left with free blocks: its scattered free
-        // blocks went on the free list when it was taken; bump through its
-        // wholly free stretches.
+        // A page the last sweep left with free blocks: its free blocks are
+        // handed out a bitmap word at a time (`bits`), in address order,
+        // without touching them until they are taken.
         loop {
             if self.classes[k].free != 0 {
                 self.tier.slow(class);
                 return self.pop_free(k, kind);
             }
+            if self.classes[k].bits != 0 {
+                self.tier.slow(class);
+                return self.take_bit(k, kind);
+            }
             let carve = self.classes[k].carve;
             if carve != 0 {
-                let p = self.carve_run(carve as usize - 1, k);
-                if !p.is_null() {
-                    self.tier.slow(class);
-                    return p;
+                if self.load_bits(carve as usize - 1, k) {
+                    continue;
                 }
                 self.classes[k].carve = 0;
             }
@@ -829,7 +866,6 @@ impl<T: Tier> Heap<T> {
                 page.in_partial = false;
                 self.classes[k].carve = id + 1;
                 self.classes[k].carve_from = 0;
-                self.link_scattered(id as usize, k);
             }
         }
         if self.over_limit(PAGE_SIZE) || self.wants_gc(PAGE_SIZE) {
@@ -853,99 +889,55 @@ impl<T: Tier> Heap<T> {
         base as *mut u8
     }
 
-    /// Makes the next run of free blocks of swept page `id` (from the
-    /// class's `carve_from`) the class's bump range and hands out its first
-    /// block; null when the page has no more. A run is found with a few
-    /// word operations on the alloc bits and zeroed in one go for pointer
-    /// blocks (a sweep only clears bits, so a dead pointer block is zeroed
-    /// when it is handed out again): the cost follows the runs, not the
-    /// blocks, and the blocks are handed out by the bump path.
-    fn carve_run(&mut self, id: usize, k: usize) -> *mut u8 {
-        let page = &self.pages[id];
-        let Some((first, count)) = next_free_run(page, self.classes[k].carve_from as usize) else {
-            return ptr::null_mut();
-        };
-        let size = page.block_size;
-        let start = page.block_addr(first);
-        if page.kind as usize == POINTER {
-            // SAFETY: page `id` is in use (checked when it became the
-            // carve page, and pages are released only by a sweep, which
-            // first resets every carve page), so blocks `first..first +
-            // count` (below `nblocks`) lie in its mapped 64 KB. Their alloc
-            // bits are clear and they are not in a bump range, so they are
-            // free: no value, list or Rust reference points into them.
-            unsafe { ptr::write_bytes(start as *mut u8, 0, count * size) };
-        }
-        let cs = &mut self.classes[k];
-        cs.carve_from = (first + count) as u32;
-        cs.page = id as u32 + 1;
-        cs.bump_start = start;
-        cs.bump = start + size;
-        cs.end = start + count * size;
-        self.young_bytes += count * size;
-        self.note_young(id);
-        start as *mut u8
-    }
-
-    /// Puts the free blocks of swept page `id` on class `k`'s free list
-    /// (empty now), in address order, and records them allocated (as a
-    /// free list's blocks are between collections), except those of
-    /// wholly free 64-block stretches of the page, left to `carve_run` as
-    /// bump ranges. A page whose survivors are scattered (an old page
-    /// after a major collection) has mostly runs of one or two blocks:
-    /// taking each as a bump range cost a slow-path call per run, this
-    /// costs a few instructions per block, a word of alloc bits at a time.
-    /// Pointer blocks are zeroed here, as `carve_run` zeroes its runs.
-    fn link_scattered(&mut self, id: usize, k: usize) {
+    /// Makes the next alloc-bitmap word of swept page `id` (from the
+    /// class's `carve_from`) with free blocks the class's `bits`, and
+    /// records those blocks allocated (as a free list's are between
+    /// collections); false when the page has no more. The blocks are not
+    /// touched: a page whose survivors are scattered (any page a sweep
+    /// left partly used) costs a few word operations per 64 blocks here,
+    /// and each block is first written by whoever takes it, near its use,
+    /// rather than all of them linked or zeroed in one go, missing the
+    /// cache on every block.
+    fn load_bits(&mut self, id: usize, k: usize) -> bool {
         let page = &mut self.pages[id];
         let (n, size, base) = (page.nblocks, page.block_size, page.base);
-        let pointer = page.kind as usize == POINTER;
-        let mut head = 0usize;
-        let mut tail = 0usize;
-        let mut linked = 0usize;
-        for w in 0..n.div_ceil(64) {
+        let mut w = self.classes[k].carve_from as usize;
+        while w < n.div_ceil(64) {
             let valid = if (w + 1) * 64 <= n {
                 !0u64
             } else {
                 (1u64 << (n % 64)) - 1
             };
-            let mut free = !page.alloc[w] & valid;
-            if free == 0 || free == !0 {
-                continue;
-            }
-            page.alloc[w] |= free;
-            linked += free.count_ones() as usize;
-            while free != 0 {
-                let b = base + (w * 64 + free.trailing_zeros() as usize) * size;
-                free &= free - 1;
-                // SAFETY: page `id` is in use (the caller took it off the
-                // partial list, checked) and block `b` was free (clear
-                // alloc bit, below `nblocks`, in no bump range): its
-                // `size` bytes (16-aligned, a multiple of 16) lie in the
-                // page and nothing references them. The link goes in the
-                // first word of the previous block, also such a block.
-                unsafe {
-                    if pointer {
-                        zero_small(b, size);
-                    }
-                    if tail != 0 {
-                        *(tail as *mut usize) = b;
-                    } else {
-                        head = b;
-                    }
-                }
-                tail = b;
+            let free = !page.alloc[w % BITMAP_WORDS] & valid;
+            w += 1;
+            if free != 0 {
+                page.alloc[(w - 1) % BITMAP_WORDS] |= free;
+                let cs = &mut self.classes[k];
+                cs.carve_from = w as u32;
+                cs.bits = free;
+                cs.bits_base = base + (w - 1) * 64 * size;
+                self.young_bytes += free.count_ones() as usize * size;
+                self.note_young(id);
+                return true;
             }
         }
-        if tail == 0 {
+        self.classes[k].carve_from = w as u32;
+        false
+    }
+
+    /// Gives the blocks left in class `k`'s `bits` back to their page's
+    /// free bits (a collection makes the bits exact before it marks).
+    pub fn flush_bits(&mut self, k: usize) {
+        let cs = &mut self.classes[k];
+        let (bits, base) = (cs.bits, cs.bits_base);
+        cs.bits = 0;
+        if bits == 0 {
             return;
         }
-        let cs = &mut self.classes[k];
-        // SAFETY: `tail` is the last block linked above.
-        unsafe { *(tail as *mut usize) = cs.free };
-        cs.free = head;
-        self.young_bytes += linked * size;
-        self.note_young(id);
+        let id = self.map_get(base) as usize - 1;
+        let page = &mut self.pages[id];
+        let w = page.index_of(base) / 64;
+        page.alloc[w % BITMAP_WORDS] &= !bits;
     }
 
     /// Puts page `id` on the young list (it may now hold young blocks).
@@ -1486,37 +1478,6 @@ unsafe fn zero_small(base: usize, size: usize) {
             p.add(3).write([0; 2]);
         }
     }
-}
-
-/// The first run of free blocks (clear alloc bits) of `page` at or after
-/// block `from`: (first block, count).
-pub fn next_free_run(page: &Page, from: usize) -> Option<(usize, usize)> {
-    let n = page.nblocks;
-    let mut i = from;
-    loop {
-        if i >= n {
-            return None;
-        }
-        let free = !page.alloc[i / 64] >> (i % 64);
-        if free != 0 {
-            i += free.trailing_zeros() as usize;
-            break;
-        }
-        i = (i / 64 + 1) * 64;
-    }
-    if i >= n {
-        return None;
-    }
-    let first = i;
-    while i < n {
-        let used = page.alloc[i / 64] >> (i % 64);
-        if used != 0 {
-            i += used.trailing_zeros() as usize;
-            break;
-        }
-        i = (i / 64 + 1) * 64;
-    }
-    Some((first, i.min(n) - first))
 }
 
 /// The statistics index of a page's class: large blocks come last.

@@ -448,17 +448,11 @@ fn carve_body() {
     collect();
     let first = blocks[0] ^ MASK;
     let heap = rt::stats().heap_bytes;
-    // The free blocks come back skipping the survivors, each zeroed, no
-    // new page taken: first those among survivors (the free list made of
-    // the page's partly used 64-block words), then the wholly free words
-    // (bump ranges), each in address order.
-    let word_used = |w: usize| SURVIVORS.iter().any(|&i| i / 64 == w);
+    // The free blocks come back skipping the survivors, each zeroed (it
+    // held the pattern when it died), no new page taken, in address order:
+    // a bitmap word of free blocks at a time, whatever their runs.
     let free = |i: &usize| !SURVIVORS.contains(i);
-    let expected: Vec<usize> = (0..per_page)
-        .filter(|i| free(i) && word_used(i / 64))
-        .chain((0..per_page).filter(|i| free(i) && !word_used(i / 64)))
-        .map(|i| first + 48 * i)
-        .collect();
+    let expected: Vec<usize> = (0..per_page).filter(free).map(|i| first + 48 * i).collect();
     for &want in &expected {
         let p = alloc(48, 1);
         assert_eq!(p as usize, want);
@@ -479,6 +473,74 @@ fn carve_body() {
     // The page is full: the next block comes from a new page.
     let next = alloc(48, 1) as usize;
     assert!(next < first || next >= first + PAGE_SIZE);
+}
+
+#[test]
+fn a_swept_page_nearly_full_is_left_until_a_sweep_finds_it_sparser() {
+    on_fresh_stack(dense_body);
+}
+
+static mut DENSE_HOLDER: usize = 0;
+
+/// One page of 48-byte pointer blocks, all held by a rooted holder block
+/// (one word each) but those whose index `dead` gives. Returns the page's
+/// first block.
+#[inline(never)]
+fn dense_setup(dead: impl Fn(usize) -> bool) -> usize {
+    let per_page = PAGE_SIZE / 48;
+    let blocks: Vec<usize> = (0..per_page)
+        .map(|_| alloc(48, 1) as usize ^ MASK)
+        .collect();
+    let holder = alloc(per_page * 8, 1) as usize;
+    for (i, &m) in blocks.iter().enumerate() {
+        assert_eq!(m ^ MASK, (blocks[0] ^ MASK) + 48 * i, "one bump page");
+        if !dead(i) {
+            // SAFETY: `holder` has one word per block; i < per_page.
+            unsafe { *(holder as *mut usize).add(i) = m ^ MASK };
+        }
+    }
+    // SAFETY: a static, readable for the rest of the run; one thread.
+    unsafe {
+        DENSE_HOLDER = holder;
+        rt::add_root(&raw const DENSE_HOLDER);
+    }
+    blocks[0] ^ MASK
+}
+
+/// Lets go of the blocks of the held page whose index `dead` gives.
+#[inline(never)]
+fn dense_drop(dead: impl Fn(usize) -> bool) {
+    for i in (0..PAGE_SIZE / 48).filter(|&i| dead(i)) {
+        // SAFETY: the rooted holder has one word per block of the page.
+        unsafe { *(DENSE_HOLDER as *mut usize).add(i) = 0 };
+    }
+}
+
+/// Whether the next 48-byte pointer block comes from the page at `first`.
+#[inline(never)]
+fn next_in_page(first: usize) -> bool {
+    let p = alloc(48, 1) as usize;
+    p >= first && p < first + PAGE_SIZE
+}
+
+#[inline(never)]
+fn dense_body() {
+    let _g = fresh(Settings::DEFAULT);
+    // 105 of 1365 blocks die: fewer than an eighth (171).
+    let first = dense_setup(|i| i % 13 == 0);
+    collect();
+    assert!(
+        !next_in_page(first),
+        "a page with under an eighth of its blocks free was recycled"
+    );
+    // 105 + 273 die: more than an eighth. The next major collection's
+    // sweep finds the page sparser and allocation takes its free blocks.
+    dense_drop(|i| i % 5 == 0);
+    collect();
+    assert!(
+        next_in_page(first),
+        "a page with over an eighth of its blocks free was not recycled"
+    );
 }
 
 /// What pacing did in one run of `incremental_body`: the statistics with

@@ -523,11 +523,15 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     /// caller writes every field). A small block is taken inline as the
     /// runtime's own fast path does it: the head of its class's free list
     /// (its link word cleared; a freed pointer block is zero otherwise),
-    /// else a bump of the class's cursor. The call is the slow path, and
+    /// else the lowest of the class's `bits` (a free block of a swept
+    /// page, its slack zeroed here), else a bump of the class's cursor. The call is the slow path, and
     /// the only path while the runtime publishes no class states (before
     /// its initialisation, and whenever it counts or checks allocations).
     fn alloc(&mut self, nwords: usize, site: Value) -> Value {
-        use rt::heap::{CLASS_STATE_BUMP, CLASS_STATE_END, CLASS_STATE_FREE, CLASS_STATE_SIZE};
+        use rt::heap::{
+            CLASS_STATE_BITS, CLASS_STATE_BITS_BASE, CLASS_STATE_BUMP, CLASS_STATE_END,
+            CLASS_STATE_FREE, CLASS_STATE_SIZE,
+        };
         let size = nwords.max(1) * 8;
         if size > rt::heap::MAX_SMALL {
             let bytes = self.iconst(size as i64);
@@ -541,6 +545,8 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let classes = self.b.ins().load(I64, flags(), slot, 0);
         let try_free = self.b.create_block();
         let pop = self.b.create_block();
+        let try_bits = self.b.create_block();
+        let bit = self.b.create_block();
         let bump = self.b.create_block();
         let take = self.b.create_block();
         let slow = self.b.create_block();
@@ -553,7 +559,7 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let cs = self.b.ins().iadd_imm_s(classes, cs_at as i64);
         let free_at = CLASS_STATE_FREE as i32;
         let head = self.b.ins().load(I64, flags(), cs, free_at);
-        self.b.ins().brif(head, pop, &[], bump, &[]);
+        self.b.ins().brif(head, pop, &[], try_bits, &[]);
 
         self.b.switch_to_block(pop);
         let next = self.b.ins().load(I64, flags(), head, 0);
@@ -561,6 +567,32 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
         let zero = self.iconst(0);
         self.b.ins().store(flags(), zero, head, 0);
         self.b.ins().jump(done, &ba(&[head]));
+
+        // A free block of a swept page, taken by its bit: it holds what it
+        // held when it died, so the words the caller does not write (the
+        // class's slack past `nwords`) are zeroed here; the caller writes
+        // the first `nwords` before anything can collect.
+        self.b.switch_to_block(try_bits);
+        let bits_at = CLASS_STATE_BITS as i32;
+        let bits = self.b.ins().load(I64, flags(), cs, bits_at);
+        self.b.ins().brif(bits, bit, &[], bump, &[]);
+
+        self.b.switch_to_block(bit);
+        let j = self.b.ins().ctz(bits);
+        let lower = self.b.ins().iadd_imm_s(bits, -1);
+        let rest = self.b.ins().band(bits, lower);
+        self.b.ins().store(flags(), rest, cs, bits_at);
+        let base = self
+            .b
+            .ins()
+            .load(I64, flags(), cs, CLASS_STATE_BITS_BASE as i32);
+        let off = self.b.ins().imul_imm_s(j, class_size);
+        let p = self.b.ins().iadd(base, off);
+        let zero = self.iconst(0);
+        for w in nwords..class_size as usize / 8 {
+            self.b.ins().store(flags(), zero, p, (w * 8) as i32);
+        }
+        self.b.ins().jump(done, &ba(&[p]));
 
         self.b.switch_to_block(bump);
         let p = self.b.ins().load(I64, flags(), cs, CLASS_STATE_BUMP as i32);
