@@ -1947,8 +1947,9 @@ fn locate(rt: &Rt, base: usize) -> (usize, usize) {
 /// Frees every allocated, unmarked, unquarantined block of the pages it
 /// visits (every page in a major collection, the young pages in a minor
 /// one) by clearing bits: a dead block keeps its contents until it is
-/// handed out again (`Heap::load_bits`), and is written whole then. Releases empty pages; records pages
-/// with free blocks. Returns the bytes freed.
+/// handed out again (`Heap::load_bits`), and is written whole then.
+/// Releases empty pages; records pages with at least `recycle_min` free
+/// blocks. Returns the bytes freed.
 fn sweep(rt: &mut Rt, kind: Kind) -> usize {
     let counting = rt.counting;
     let major = kind != Kind::Minor;
@@ -2043,7 +2044,7 @@ fn sweep(rt: &mut Rt, kind: Kind) -> usize {
 /// 2.5x with this). A denser page's free blocks wait for a later sweep
 /// to find it sparser; at most an eighth of the small pages' bytes wait
 /// so.
-pub fn recycle_min(nblocks: usize) -> usize {
+fn recycle_min(nblocks: usize) -> usize {
     nblocks.div_ceil(8)
 }
 

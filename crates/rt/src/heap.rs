@@ -10,9 +10,9 @@
 //! Generations (sticky mark bits): between collections a block's `mark` bit
 //! says it is *old* (it survived a collection); every block handed out has
 //! it clear, so a freed block loses it. Only pages on `young_pages` can
-//! hold young blocks: every page a block is handed out from (bump, a word of
-//! a swept page's free blocks, large block) or freed into joins that list, so a minor
-//! collection sweeps those pages and no other.
+//! hold young blocks: every page a block is handed out from (bump, a word
+//! of a swept page's free blocks, large block) or freed into joins that
+//! list, so a minor collection sweeps those pages and no other.
 
 use std::ptr;
 
@@ -901,27 +901,26 @@ impl<T: Tier> Heap<T> {
     fn load_bits(&mut self, id: usize, k: usize) -> bool {
         let page = &mut self.pages[id];
         let (n, size, base) = (page.nblocks, page.block_size, page.base);
-        let mut w = self.classes[k].carve_from as usize;
-        while w < n.div_ceil(64) {
+        let words = n.div_ceil(64);
+        for w in self.classes[k].carve_from as usize..words {
             let valid = if (w + 1) * 64 <= n {
                 !0u64
             } else {
                 (1u64 << (n % 64)) - 1
             };
             let free = !page.alloc[w % BITMAP_WORDS] & valid;
-            w += 1;
             if free != 0 {
-                page.alloc[(w - 1) % BITMAP_WORDS] |= free;
+                page.alloc[w % BITMAP_WORDS] |= free;
                 let cs = &mut self.classes[k];
-                cs.carve_from = w as u32;
+                cs.carve_from = w as u32 + 1;
                 cs.bits = free;
-                cs.bits_base = base + (w - 1) * 64 * size;
+                cs.bits_base = base + w * 64 * size;
                 self.young_bytes += free.count_ones() as usize * size;
                 self.note_young(id);
                 return true;
             }
         }
-        self.classes[k].carve_from = w as u32;
+        self.classes[k].carve_from = words as u32;
         false
     }
 

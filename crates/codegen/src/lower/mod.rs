@@ -524,9 +524,10 @@ impl<'a, 'm, 'f> Lowerer<'a, 'm, 'f> {
     /// runtime's own fast path does it: the head of its class's free list
     /// (its link word cleared; a freed pointer block is zero otherwise),
     /// else the lowest of the class's `bits` (a free block of a swept
-    /// page, its slack zeroed here), else a bump of the class's cursor. The call is the slow path, and
-    /// the only path while the runtime publishes no class states (before
-    /// its initialisation, and whenever it counts or checks allocations).
+    /// page, its slack zeroed here), else a bump of the class's cursor.
+    /// The call is the slow path, and the only path while the runtime
+    /// publishes no class states (before its initialisation, and whenever
+    /// it counts or checks allocations).
     fn alloc(&mut self, nwords: usize, site: Value) -> Value {
         use rt::heap::{
             CLASS_STATE_BITS, CLASS_STATE_BITS_BASE, CLASS_STATE_BUMP, CLASS_STATE_END,
